@@ -1,0 +1,6 @@
+// Placeholder until the issue that owns these commands lands.
+#include "commands.hpp"
+
+namespace sfc::cli {
+void add_predict_commands(CLI::App&) {}
+}  // namespace sfc::cli

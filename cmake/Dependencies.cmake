@@ -1,0 +1,47 @@
+# Every third-party dependency is found here, once, and each failure names the
+# Debian package that provides it (scripts/setup.sh installs them all).
+
+macro(sfc_require found what package)
+  if(NOT ${found})
+    message(FATAL_ERROR "sfc-tune needs ${what}: install the Debian package '${package}' "
+                        "(or run scripts/setup.sh, which installs every dependency).")
+  endif()
+endmacro()
+
+find_package(OpenMP QUIET)
+sfc_require(OpenMP_CXX_FOUND "OpenMP" "libgomp1 (part of g++)")
+
+# LIBXSMM 1.17 ships static libraries only. libxsmm.a needs sgemm_/dgemm_, which
+# libxsmmnoblas provides; pkg-config gives the wrong order for static linking.
+find_path(LIBXSMM_INCLUDE_DIR libxsmm.h)
+find_library(LIBXSMM_LIBRARY NAMES libxsmm.a xsmm)
+find_library(LIBXSMM_NOBLAS_LIBRARY NAMES libxsmmnoblas.a xsmmnoblas)
+if(LIBXSMM_INCLUDE_DIR AND LIBXSMM_LIBRARY AND LIBXSMM_NOBLAS_LIBRARY)
+  set(LIBXSMM_FOUND TRUE)
+endif()
+sfc_require(LIBXSMM_FOUND "LIBXSMM" "libxsmm-dev")
+add_library(sfc_libxsmm INTERFACE)
+target_include_directories(sfc_libxsmm SYSTEM INTERFACE ${LIBXSMM_INCLUDE_DIR})
+target_link_libraries(sfc_libxsmm INTERFACE ${LIBXSMM_LIBRARY} ${LIBXSMM_NOBLAS_LIBRARY} pthread dl m)
+
+find_package(SQLite3 QUIET)
+sfc_require(SQLite3_FOUND "SQLite 3" "libsqlite3-dev")
+
+find_package(spdlog CONFIG QUIET)
+sfc_require(spdlog_FOUND "spdlog" "libspdlog-dev")
+
+find_path(NANOFLANN_INCLUDE_DIR nanoflann.hpp)
+sfc_require(NANOFLANN_INCLUDE_DIR "nanoflann" "libnanoflann-dev")
+add_library(sfc_nanoflann INTERFACE)
+target_include_directories(sfc_nanoflann SYSTEM INTERFACE ${NANOFLANN_INCLUDE_DIR})
+
+find_package(CLI11 CONFIG QUIET)
+sfc_require(CLI11_FOUND "CLI11" "libcli11-dev")
+
+find_package(nlohmann_json CONFIG QUIET)
+sfc_require(nlohmann_json_FOUND "nlohmann-json" "nlohmann-json3-dev")
+
+if(SFC_BUILD_TESTS)
+  find_package(doctest CONFIG QUIET)
+  sfc_require(doctest_FOUND "doctest" "doctest-dev")
+endif()

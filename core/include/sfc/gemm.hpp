@@ -1,0 +1,112 @@
+// The SFC-CA GEMM engine: C = A * B, planned once, executed many times.
+//
+//   sfc::GemmPlan plan({.shape = {m, n, k}, .threads = 2, .k_layers = 2, .k_block_factor = 4});
+//   plan.gemm(sfc::Layout::row_major, a, lda, b, ldb, c, ldc);      // plain matrices
+//   plan.execute(a_blocked, b_blocked, c_blocked);                  // native blocked layout
+//
+// Planning (block sizes, the Gilbert curve map, the K split of every layer and
+// round, LIBXSMM kernel dispatch, the K_layers-1 scratch copies of C and the
+// packing buffers) happens in the constructor; execute() allocates nothing and
+// dispatches nothing. A plan may be executed by one caller at a time (it owns
+// its scratch); build one plan per concurrent caller.
+//
+// Native blocked layout (all blocks column-major, zero padded to full blocks):
+//   A: [Mb][Kb][bk][bm]  -- block (im, kb) holds A(im*bm + i, kb*bk + kk) at kk*bm + i
+//                           (bf16: VNNI pairs, at (kk/2)*2*bm + 2*i + kk%2)
+//   B: [Nb][Kb][bn][bk]  -- block (in, kb) holds B(kb*bk + kk, in*bn + j) at j*bk + kk
+//   C: [Nb][Mb][bn][bm]  -- block (in, im) holds C(im*bm + i, in*bn + j) at j*bm + i
+// so the K blocks of one A row panel (and of one B column panel) are contiguous,
+// which is what the stride-based batch-reduce GEMM walks.
+//
+// Element types: f32 and f64 use float/double for A, B and C; bf16 takes A and
+// B as raw bfloat16 bits (std::uint16_t) and accumulates into a float C.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "sfc/error.hpp"
+
+namespace sfc {
+
+enum class DType { f32, f64, bf16 };
+enum class Layout { blocked, row_major, col_major };
+
+std::string_view to_string(DType dtype);
+std::string_view to_string(Layout layout);
+DType parse_dtype(std::string_view text);    // "f32" | "f64" | "bf16"; throws sfc::Error
+Layout parse_layout(std::string_view text);  // "blocked" | "row" | "col"; throws sfc::Error
+std::size_t input_size(DType dtype);         // bytes of one A or B element
+std::size_t output_size(DType dtype);        // bytes of one C element
+
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+};
+
+struct BlockSizes {
+  int bm = 0, bn = 0, bk = 0;  // 0: chosen by choose_blocks()
+};
+
+// The block-size rule (one place, documented in core/src/blocking.cpp).
+BlockSizes choose_blocks(const GemmShape& shape, DType dtype);
+
+struct PlanRequest {
+  GemmShape shape;
+  DType dtype = DType::f32;
+  int threads = 0;             // 0: omp_get_max_threads()
+  int k_layers = 1;            // copies of C, 1..8 (clamped to the K blocks available)
+  int k_block_factor = 1;      // K rounds per layer, 1..8 (clamped likewise)
+  BlockSizes blocks = {};      // 0 fields: the block-size rule picks them
+  Layout layout = Layout::blocked;  // row/col: gemm() packing buffers are allocated up front
+};
+
+class GemmPlan {
+ public:
+  // Validates the request (throws sfc::Error with a one-line reason), then plans.
+  explicit GemmPlan(const PlanRequest& request);
+  ~GemmPlan();
+  GemmPlan(GemmPlan&&) noexcept;
+  GemmPlan& operator=(GemmPlan&&) noexcept;
+  GemmPlan(const GemmPlan&) = delete;
+  GemmPlan& operator=(const GemmPlan&) = delete;
+
+  const GemmShape& shape() const;
+  DType dtype() const;
+  int threads() const;
+  int k_layers() const;        // effective (after clamping)
+  int k_block_factor() const;  // effective (after clamping)
+  BlockSizes blocks() const;
+  std::int64_t mb() const;     // ceil(M / bm)
+  std::int64_t nb() const;
+  std::int64_t kb() const;
+
+  // Elements in the blocked (padded) buffers.
+  std::size_t a_elements() const;
+  std::size_t b_elements() const;
+  std::size_t c_elements() const;
+  // Bytes the plan itself holds (scratch copies of C and packing buffers).
+  std::size_t workspace_bytes() const;
+
+  // C = A * B on blocked operands (see the layout above). C is overwritten.
+  void execute(const void* a, const void* b, void* c) const;
+
+  // Plain matrices <-> blocked layout; parallel over blocks with the plan's threads.
+  // row_major: element (r, c) at r*ld + c; col_major: at c*ld + r.
+  void pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const;
+  void pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const;
+  void unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const;
+
+  // BLAS-like entry: packs A and B, executes, unpacks C (C = A * B, overwritten).
+  void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
+            void* c, std::int64_t ldc) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sfc

@@ -1,0 +1,59 @@
+// Honest GEMM timing: cold inputs, warm-up, repetitions, mean/min/stddev.
+//
+// ColdOperands holds enough independent input sets of one shape that every
+// timed run reads A and B from memory, not from a cache warmed by the run
+// before: runs rotate over the sets, and when the sets together are smaller
+// than the cold footprint (2x the last-level cache, 64 MiB..1 GiB) each set is
+// used at most once after a flush of the caches.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "sfc/gemm.hpp"
+
+namespace sfc {
+
+struct Timing {
+  double mean = 0, min = 0, stddev = 0;  // seconds
+  int reps = 0;
+};
+
+// Times `run(set)` `warmup` times untimed, then `reps` times; `set` rotates over
+// 0..sets-1 and a cache flush precedes the timed runs when `flush_bytes` > 0.
+Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
+                 const std::function<void(int set)>& run);
+
+// Bytes that must be streamed to evict the caches (2 x L3, clamped to 64 MiB..1 GiB).
+std::size_t cold_footprint_bytes();
+
+class ColdOperands {
+ public:
+  // Random inputs in [-1, 1) for `plan`'s shape and dtype, in `layout`
+  // (blocked buffers match the plan's blocking; the plan's K_layers and
+  // k_block_factor do not change the blocked sizes, so one ColdOperands serves
+  // every configuration of a shape). `runs` = warm-up + timed runs.
+  ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed = 42);
+
+  // Times plan.execute (blocked) or plan.gemm (row/col) over the sets.
+  Timing time(const GemmPlan& plan, int warmup, int reps) const;
+
+  int sets() const { return sets_; }
+  const void* a(int set) const;
+  const void* b(int set) const;
+  void* c(int set) const;
+  std::int64_t lda() const { return lda_; }
+  std::int64_t ldb() const { return ldb_; }
+  std::int64_t ldc() const { return ldc_; }
+  Layout layout() const { return layout_; }
+
+ private:
+  Layout layout_;
+  int sets_ = 0;
+  std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
+  std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
+  mutable std::vector<unsigned char> storage_;  // sets x (A | B | C), 64-byte aligned slices
+  std::size_t set_stride_ = 0;
+};
+
+}  // namespace sfc
