@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own non-zero exit (e.g. a failed --check)
   } catch (const CLI::ParseError& e) {
     app.exit(e);         // CLI11 prints the reason (and usage) on stderr
     return 2;

@@ -8,8 +8,8 @@
 #pragma once
 #include <cstddef>
 #include <functional>
-#include <vector>
 
+#include "sfc/aligned_buffer.hpp"
 #include "sfc/gemm.hpp"
 
 namespace sfc {
@@ -24,7 +24,8 @@ struct Timing {
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
                  const std::function<void(int set)>& run);
 
-// Bytes that must be streamed to evict the caches (2 x L3, clamped to 64 MiB..1 GiB).
+// Bytes that must be streamed to evict the caches: 2 x L3, clamped to
+// 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
 std::size_t cold_footprint_bytes();
 
 class ColdOperands {
@@ -52,8 +53,8 @@ class ColdOperands {
   int sets_ = 0;
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
-  mutable std::vector<unsigned char> storage_;  // sets x (A | B | C), 64-byte aligned slices
   std::size_t set_stride_ = 0;
+  AlignedBuffer storage_;  // sets x (A | B | C), each slice 64-byte aligned
 };
 
 }  // namespace sfc

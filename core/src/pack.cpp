@@ -1,0 +1,143 @@
+// Plain row/column-major matrices <-> the blocked layout (see sfc/gemm.hpp).
+//
+// Each routine is parallel over destination blocks. Interior blocks take a
+// branch-free path; only the blocks on the ragged edge test bounds and write
+// the zero padding. Reads run along the source's contiguous dimension.
+#include <libxsmm.h>
+
+#include <algorithm>
+#include <string>
+
+#include "plan_impl.hpp"
+
+namespace sfc {
+namespace {
+
+void check_ld(Layout layout, std::int64_t ld, std::int64_t rows, std::int64_t cols, const char* name) {
+  if (layout == Layout::blocked) throw Error(std::string("pack/unpack of ") + name + " needs a plain layout (row or col)");
+  const std::int64_t min = layout == Layout::row_major ? cols : rows;
+  if (ld < std::max<std::int64_t>(min, 1))
+    throw Error(std::string("leading dimension of ") + name + " is " + std::to_string(ld) +
+                ", must be >= " + std::to_string(min) + " for a " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " " + std::string(to_string(layout)) + "-major matrix");
+}
+
+// Element (r, c) of a plain matrix.
+template <class T>
+struct Plain {
+  const T* data;
+  std::int64_t ld;
+  bool row_major;
+  T operator()(std::int64_t r, std::int64_t c) const {
+    return row_major ? data[r * ld + c] : data[c * ld + r];
+  }
+};
+
+// A block (im, kb): element (i, kk) at kk*bm + i, or in VNNI pairs for bf16.
+template <class T>
+void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
+  const int bm = p.blocks.bm, bk = p.blocks.bk;
+  const bool vnni = p.dtype == DType::bf16;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
+  for (std::int64_t im = 0; im < p.mb; ++im)
+    for (std::int64_t kb = 0; kb < p.kb; ++kb) {
+      T* blk = dst + (im * p.kb + kb) * bm * bk;
+      const std::int64_t r0 = im * bm, c0 = kb * bk;
+      const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
+      const int cols = int(std::min<std::int64_t>(bk, p.shape.k - c0));
+      if (rows < bm || cols < bk) std::fill(blk, blk + bm * bk, T(0));
+      if (vnni) {
+        for (int i = 0; i < rows; ++i)
+          for (int kk = 0; kk < cols; ++kk) blk[(kk / 2) * 2 * bm + 2 * i + kk % 2] = src(r0 + i, c0 + kk);
+      } else if (src.row_major) {
+        for (int i = 0; i < rows; ++i)
+          for (int kk = 0; kk < cols; ++kk) blk[kk * bm + i] = src(r0 + i, c0 + kk);
+      } else {
+        for (int kk = 0; kk < cols; ++kk)
+          std::copy_n(src.data + (c0 + kk) * src.ld + r0, rows, blk + kk * bm);
+      }
+    }
+}
+
+// B block (in, kb): element (kk, j) at j*bk + kk.
+template <class T>
+void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
+  const int bn = p.blocks.bn, bk = p.blocks.bk;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
+  for (std::int64_t in = 0; in < p.nb; ++in)
+    for (std::int64_t kb = 0; kb < p.kb; ++kb) {
+      T* blk = dst + (in * p.kb + kb) * bk * bn;
+      const std::int64_t r0 = kb * bk, c0 = in * bn;
+      const int rows = int(std::min<std::int64_t>(bk, p.shape.k - r0));
+      const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
+      if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
+      if (src.row_major) {
+        for (int kk = 0; kk < rows; ++kk)
+          for (int j = 0; j < cols; ++j) blk[j * bk + kk] = src(r0 + kk, c0 + j);
+      } else {
+        for (int j = 0; j < cols; ++j)
+          std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
+      }
+    }
+}
+
+// C block (in, im): element (i, j) at j*bm + i; padding is dropped.
+template <class T>
+void unpack_c_blocks(const GemmPlan::Impl& p, const T* src, T* dst, std::int64_t ld, bool row_major) {
+  const int bm = p.blocks.bm, bn = p.blocks.bn;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
+  for (std::int64_t in = 0; in < p.nb; ++in)
+    for (std::int64_t im = 0; im < p.mb; ++im) {
+      const T* blk = src + (in * p.mb + im) * bm * bn;
+      const std::int64_t r0 = im * bm, c0 = in * bn;
+      const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
+      const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
+      if (row_major) {
+        for (int i = 0; i < rows; ++i)
+          for (int j = 0; j < cols; ++j) dst[(r0 + i) * ld + c0 + j] = blk[j * bm + i];
+      } else {
+        for (int j = 0; j < cols; ++j) std::copy_n(blk + j * bm, rows, dst + (c0 + j) * ld + r0);
+      }
+    }
+}
+
+template <class F>
+void with_input_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f32: f(float{}); break;
+    case DType::f64: f(double{}); break;
+    case DType::bf16: f(libxsmm_bfloat16{}); break;
+  }
+}
+
+}  // namespace
+
+void GemmPlan::pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const {
+  const Impl& p = *impl_;
+  check_ld(layout, lda, p.shape.m, p.shape.k, "A");
+  with_input_type(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    pack_a_blocks<T>(p, {static_cast<const T*>(a), lda, layout == Layout::row_major}, static_cast<T*>(a_blocked));
+  });
+}
+
+void GemmPlan::pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const {
+  const Impl& p = *impl_;
+  check_ld(layout, ldb, p.shape.k, p.shape.n, "B");
+  with_input_type(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    pack_b_blocks<T>(p, {static_cast<const T*>(b), ldb, layout == Layout::row_major}, static_cast<T*>(b_blocked));
+  });
+}
+
+void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {
+  const Impl& p = *impl_;
+  check_ld(layout, ldc, p.shape.m, p.shape.n, "C");
+  const bool row = layout == Layout::row_major;
+  if (p.dtype == DType::f64)
+    unpack_c_blocks(p, static_cast<const double*>(c_blocked), static_cast<double*>(c), ldc, row);
+  else
+    unpack_c_blocks(p, static_cast<const float*>(c_blocked), static_cast<float*>(c), ldc, row);
+}
+
+}  // namespace sfc

@@ -1,0 +1,232 @@
+// GemmPlan: planning once, then the SFC-CA loop of the paper's Listing 1.
+#include <omp.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "plan_impl.hpp"
+
+namespace sfc {
+namespace {
+
+constexpr int max_knob = 8;
+
+void validate(const PlanRequest& r) {
+  const auto& s = r.shape;
+  if (s.m < 1 || s.n < 1 || s.k < 1)
+    throw Error("GEMM sizes must be positive, got M=" + std::to_string(s.m) + " N=" +
+                std::to_string(s.n) + " K=" + std::to_string(s.k));
+  constexpr std::int64_t max_extent = (std::int64_t(1) << 31) - 1;  // LIBXSMM's blasint is 32-bit
+  if (s.m > max_extent || s.n > max_extent || s.k > max_extent)
+    throw Error("GEMM sizes must be below 2^31, got M=" + std::to_string(s.m) + " N=" +
+                std::to_string(s.n) + " K=" + std::to_string(s.k));
+  if (r.k_layers < 1 || r.k_layers > max_knob)
+    throw Error("k_layers must be in 1..8, got " + std::to_string(r.k_layers));
+  if (r.k_block_factor < 1 || r.k_block_factor > max_knob)
+    throw Error("k_block_factor must be in 1..8, got " + std::to_string(r.k_block_factor));
+  if (r.threads < 0) throw Error("threads must be >= 1, got " + std::to_string(r.threads));
+  const auto& b = r.blocks;
+  if (b.bm < 0 || b.bn < 0 || b.bk < 0) throw Error("block sizes must be positive");
+}
+
+// Throws before allocating what the machine cannot hold: a clear message beats
+// the OOM killer. `bytes` is computed in double so huge shapes cannot overflow.
+void check_fits(double bytes, const std::string& what) {
+  const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (physical > 0 && bytes > physical)
+    throw Error(what + " needs " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                " MiB, more than this machine's " +
+                std::to_string(static_cast<long long>(physical / (1 << 20))) + " MiB of memory");
+}
+
+// Splits [0, n) into `parts` nearly equal ranges; returns the start of `part`.
+std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) {
+  return n * part / parts;
+}
+
+template <class Kernel, class Scalar>
+KernelPair<Kernel> dispatch(Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                                           libxsmm_blasint, libxsmm_blasint, const libxsmm_blasint*,
+                                           const libxsmm_blasint*, const libxsmm_blasint*,
+                                           const Scalar*, const Scalar*, const int*, const int*),
+                            const BlockSizes& b, std::size_t in_bytes, int flags) {
+  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
+  const libxsmm_blasint stride_a = libxsmm_blasint(b.bm) * b.bk * in_bytes;  // bytes, not elements
+  const libxsmm_blasint stride_b = libxsmm_blasint(b.bk) * b.bn * in_bytes;
+  KernelPair<Kernel> k;
+  k.first = make(b.bm, b.bn, b.bk, stride_a, stride_b, nullptr, nullptr, nullptr, &alpha, &beta0,
+                 &flags, nullptr);
+  k.rest = make(b.bm, b.bn, b.bk, stride_a, stride_b, nullptr, nullptr, nullptr, &alpha, &beta1,
+                &flags, nullptr);
+  return k;
+}
+
+// The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve index)
+// pairs, handed out in contiguous static chunks: the first Mb*Nb tasks form
+// layer 0, so each "team" of threads owns one copy of C and each thread a
+// contiguous stretch of the curve -- a compact patch of C tiles.
+template <class In, class Out, class Kernel>
+void run_sfc_ca(const GemmPlan::Impl& p, const KernelPair<Kernel>& kernel, const In* a,
+                const In* b, Out* c) {
+  const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
+  const std::int64_t a_tile = std::int64_t(p.blocks.bm) * p.blocks.bk;
+  const std::int64_t b_tile = std::int64_t(p.blocks.bk) * p.blocks.bn;
+  const std::int64_t c_tile = std::int64_t(p.blocks.bm) * p.blocks.bn;
+  const std::int64_t c_size = tiles * c_tile;
+  Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * c_size
+
+#pragma omp parallel num_threads(p.threads)
+  {
+    for (int round = 0; round < p.rounds; ++round) {
+      // Same bounds and static schedule every round, so each thread keeps its
+      // tasks and C tiles: rounds need no barrier between them.
+#pragma omp for schedule(static) nowait
+      for (std::int64_t t = 0; t < tasks; ++t) {
+        const std::int64_t layer = t / tiles;
+        const GridCell tile = p.curve[t % tiles];  // (im, in)
+        const KSlice& ks = p.slice(round, layer);
+        Out* c_layer = layer == 0 ? c : copies + (layer - 1) * c_size;
+        (round == 0 ? kernel.first : kernel.rest)(
+            a + (tile.x * p.kb + ks.begin) * a_tile, b + (tile.y * p.kb + ks.begin) * b_tile,
+            c_layer + (tile.y * p.mb + tile.x) * c_tile, &ks.count);
+      }
+    }
+    if (p.layers > 1) {  // add the copies into C, tile by tile in curve order
+#pragma omp barrier
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < tiles; ++i) {
+        const std::int64_t offset = (p.curve[i].y * p.mb + p.curve[i].x) * c_tile;
+        Out* __restrict dst = c + offset;
+        for (int layer = 1; layer < p.layers; ++layer) {
+          const Out* __restrict src = copies + (layer - 1) * c_size + offset;
+#pragma omp simd
+          for (std::int64_t j = 0; j < c_tile; ++j) dst[j] += src[j];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>()) {
+  validate(request);
+  Impl& p = *impl_;
+  p.shape = request.shape;
+  p.dtype = request.dtype;
+  p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
+  const BlockSizes rule = choose_blocks(request.shape, request.dtype);
+  p.blocks = {request.blocks.bm ? request.blocks.bm : rule.bm,
+              request.blocks.bn ? request.blocks.bn : rule.bn,
+              request.blocks.bk ? request.blocks.bk : rule.bk};
+  if (p.dtype == DType::bf16 && p.blocks.bk % 2)
+    throw Error("bf16 needs an even bk (A is stored in VNNI pairs along K), got " +
+                std::to_string(p.blocks.bk));
+  p.mb = (p.shape.m + p.blocks.bm - 1) / p.blocks.bm;
+  p.nb = (p.shape.n + p.blocks.bn - 1) / p.blocks.bn;
+  p.kb = (p.shape.k + p.blocks.bk - 1) / p.blocks.bk;
+
+  // More layers than K blocks would leave layers with nothing to contract;
+  // more rounds than a layer's K blocks would leave empty rounds.
+  p.layers = static_cast<int>(std::min<std::int64_t>(request.k_layers, p.kb));
+  p.rounds = static_cast<int>(std::min<std::int64_t>(request.k_block_factor, p.kb / p.layers));
+  p.slices.resize(std::size_t(p.rounds) * p.layers);
+  for (int layer = 0; layer < p.layers; ++layer) {
+    const std::int64_t lo = split_point(p.kb, p.layers, layer);
+    const std::int64_t n = split_point(p.kb, p.layers, layer + 1) - lo;
+    for (int round = 0; round < p.rounds; ++round) {
+      const std::int64_t begin = lo + split_point(n, p.rounds, round);
+      const std::int64_t end = lo + split_point(n, p.rounds, round + 1);
+      p.slices[std::size_t(round) * p.layers + layer] = {begin, static_cast<unsigned long long>(end - begin)};
+    }
+  }
+
+  const double in = double(input_size(p.dtype)), out = double(output_size(p.dtype));
+  const double c_bytes = double(p.c_elements()) * out;
+  const bool plain = request.layout != Layout::blocked;
+  check_fits(c_bytes * (p.layers - 1) +
+                 (plain ? (double(p.a_elements()) + double(p.b_elements())) * in + c_bytes : 0.0),
+             "the plan's workspace");
+
+  p.curve = GilbertCurve(p.mb, p.nb).cells();
+
+  libxsmm_init();
+  switch (p.dtype) {
+    case DType::f32: p.f32 = dispatch(libxsmm_smmdispatch_reducebatch_strd, p.blocks, 4, 0); break;
+    case DType::f64: p.f64 = dispatch(libxsmm_dmmdispatch_reducebatch_strd, p.blocks, 8, 0); break;
+    case DType::bf16:
+      p.bf16 = dispatch(libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, 2, LIBXSMM_GEMM_FLAG_VNNI_A);
+      break;
+  }
+  const bool ok = p.dtype == DType::f32   ? p.f32.first && p.f32.rest
+                  : p.dtype == DType::f64 ? p.f64.first && p.f64.rest
+                                          : p.bf16.first && p.bf16.rest;
+  if (!ok)
+    throw Error(std::string(to_string(p.dtype)) + " GEMM is not supported on this CPU: LIBXSMM " +
+                LIBXSMM_VERSION + " generates no " + std::string(to_string(p.dtype)) +
+                " batch-reduce kernel for ISA '" + libxsmm_get_target_arch() + "'" +
+                (p.dtype == DType::bf16 ? " (bf16 needs AVX-512)" : ""));
+
+  try {
+    p.scratch = AlignedBuffer(std::size_t(c_bytes) * (p.layers - 1));
+    if (plain) {
+      p.a_packed = AlignedBuffer(p.a_elements() * input_size(p.dtype));
+      p.b_packed = AlignedBuffer(p.b_elements() * input_size(p.dtype));
+      p.c_packed = AlignedBuffer(p.c_elements() * output_size(p.dtype));
+    }
+  } catch (const std::bad_alloc&) {
+    throw Error("out of memory allocating the plan's workspace");
+  }
+}
+
+GemmPlan::~GemmPlan() = default;
+GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
+GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
+
+const GemmShape& GemmPlan::shape() const { return impl_->shape; }
+DType GemmPlan::dtype() const { return impl_->dtype; }
+int GemmPlan::threads() const { return impl_->threads; }
+int GemmPlan::k_layers() const { return impl_->layers; }
+int GemmPlan::k_block_factor() const { return impl_->rounds; }
+BlockSizes GemmPlan::blocks() const { return impl_->blocks; }
+std::int64_t GemmPlan::mb() const { return impl_->mb; }
+std::int64_t GemmPlan::nb() const { return impl_->nb; }
+std::int64_t GemmPlan::kb() const { return impl_->kb; }
+std::size_t GemmPlan::a_elements() const { return impl_->a_elements(); }
+std::size_t GemmPlan::b_elements() const { return impl_->b_elements(); }
+std::size_t GemmPlan::c_elements() const { return impl_->c_elements(); }
+std::size_t GemmPlan::workspace_bytes() const {
+  const Impl& p = *impl_;
+  return p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes();
+}
+
+void GemmPlan::execute(const void* a, const void* b, void* c) const {
+  const Impl& p = *impl_;
+  switch (p.dtype) {
+    case DType::f32:
+      run_sfc_ca(p, p.f32, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c));
+      break;
+    case DType::f64:
+      run_sfc_ca(p, p.f64, static_cast<const double*>(a), static_cast<const double*>(b), static_cast<double*>(c));
+      break;
+    case DType::bf16:
+      run_sfc_ca(p, p.bf16, static_cast<const libxsmm_bfloat16*>(a),
+                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c));
+      break;
+  }
+}
+
+void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b,
+                    std::int64_t ldb, void* c, std::int64_t ldc) const {
+  const Impl& p = *impl_;
+  if (layout == Layout::blocked) return execute(a, b, c);
+  if (!p.a_packed.data())
+    throw Error("this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
+                "on plain matrices");
+  pack_a(layout, a, lda, p.a_packed.data());
+  pack_b(layout, b, ldb, p.b_packed.data());
+  execute(p.a_packed.data(), p.b_packed.data(), p.c_packed.data());
+  unpack_c(p.c_packed.data(), layout, c, ldc);
+}
+
+}  // namespace sfc

@@ -1,0 +1,52 @@
+// GemmPlan's state, shared by plan.cpp (planning, the SFC-CA loop) and
+// pack.cpp (layout conversion). Private to core/.
+#pragma once
+#include <libxsmm.h>
+
+#include <vector>
+
+#include "sfc/aligned_buffer.hpp"
+#include "sfc/gemm.hpp"
+#include "sfc/gilbert.hpp"
+
+namespace sfc {
+
+// The K blocks one (round, layer) pair contracts over: [begin, begin + count).
+struct KSlice {
+  std::int64_t begin;
+  unsigned long long count;  // LIBXSMM's batch-reduce count type
+};
+
+// The batch-reduce kernels: `first` overwrites C (beta = 0, round 0),
+// `rest` accumulates into it (beta = 1, later rounds). Only the pair of the
+// plan's dtype is set.
+template <class Kernel>
+struct KernelPair {
+  Kernel first = nullptr, rest = nullptr;
+};
+
+struct GemmPlan::Impl {
+  GemmShape shape;
+  DType dtype;
+  int threads;
+  int layers;  // effective K_layers
+  int rounds;  // effective k_block_factor
+  BlockSizes blocks;
+  std::int64_t mb, nb, kb;
+  std::vector<GridCell> curve;  // curve index -> (im, in)
+  std::vector<KSlice> slices;   // [round * layers + layer]
+
+  KernelPair<libxsmm_smmfunction_reducebatch_strd> f32;
+  KernelPair<libxsmm_dmmfunction_reducebatch_strd> f64;
+  KernelPair<libxsmm_bsmmfunction_reducebatch_strd> bf16;
+
+  AlignedBuffer scratch;                  // C copies of layers 1..layers-1
+  AlignedBuffer a_packed, b_packed, c_packed;  // gemm()'s buffers (plain layouts only)
+
+  std::size_t a_elements() const { return std::size_t(mb * kb) * blocks.bm * blocks.bk; }
+  std::size_t b_elements() const { return std::size_t(nb * kb) * blocks.bk * blocks.bn; }
+  std::size_t c_elements() const { return std::size_t(mb * nb) * blocks.bm * blocks.bn; }
+  const KSlice& slice(int round, std::int64_t layer) const { return slices[round * layers + layer]; }
+};
+
+}  // namespace sfc

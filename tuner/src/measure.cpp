@@ -1,0 +1,130 @@
+// Cold-input GEMM timing (see sfc/measure.hpp for the method).
+#include "sfc/measure.hpp"
+
+#include "sfc/verify.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace sfc {
+namespace {
+
+std::size_t round_up(std::size_t bytes) {
+  return (bytes + AlignedBuffer::alignment - 1) / AlignedBuffer::alignment * AlignedBuffer::alignment;
+}
+
+// Writes `bytes` of a scratch buffer with all threads, evicting what the
+// caches held before. The buffer is kept for the process: allocating and
+// faulting in up to 1 GiB per measurement would dominate short runs.
+void flush_caches(std::size_t bytes) {
+  static std::mutex mutex;
+  static AlignedBuffer buffer;
+  std::lock_guard lock(mutex);
+  if (buffer.bytes() < bytes) buffer = AlignedBuffer(bytes);
+  auto* words = buffer.as<std::uint64_t>();
+  const std::int64_t n = std::int64_t(bytes / sizeof(std::uint64_t));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) words[i] += 1;
+}
+
+}  // namespace
+
+std::size_t cold_footprint_bytes() {
+  if (const char* env = std::getenv("SFC_COLD_BYTES")) {
+    const long long v = std::atoll(env);
+    if (v >= 0) return std::size_t(v);
+  }
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const std::size_t two_l3 = l3 > 0 ? 2 * std::size_t(l3) : 0;
+  return std::clamp<std::size_t>(two_l3, std::size_t(64) << 20, std::size_t(1) << 30);
+}
+
+Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
+                 const std::function<void(int set)>& run) {
+  if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
+  if (flush_bytes) flush_caches(flush_bytes);
+  int set = 0;
+  for (int i = 0; i < warmup; ++i, set = (set + 1) % sets) run(set);
+  std::vector<double> seconds(std::size_t(reps), 0.0);
+  for (int i = 0; i < reps; ++i, set = (set + 1) % sets) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(set);
+    seconds[std::size_t(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  Timing t;
+  t.reps = reps;
+  t.min = *std::min_element(seconds.begin(), seconds.end());
+  for (double s : seconds) t.mean += s / reps;
+  double var = 0;
+  for (double s : seconds) var += (s - t.mean) * (s - t.mean);
+  t.stddev = reps > 1 ? std::sqrt(var / (reps - 1)) : 0.0;
+  return t;
+}
+
+ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed) : layout_(layout) {
+  const GemmShape& s = plan.shape();
+  const DType dt = plan.dtype();
+  const bool blocked = layout == Layout::blocked, row = layout == Layout::row_major;
+  const std::size_t a_count = blocked ? plan.a_elements() : std::size_t(s.m * s.k);
+  const std::size_t b_count = blocked ? plan.b_elements() : std::size_t(s.k * s.n);
+  const std::size_t c_count = blocked ? plan.c_elements() : std::size_t(s.m * s.n);
+  lda_ = row ? s.k : s.m;
+  ldb_ = row ? s.n : s.k;
+  ldc_ = row ? s.n : s.m;
+  // At most half the machine's memory goes to input sets: beyond that, fewer
+  // sets plus a flush keep the inputs just as cold. (Checked in double first:
+  // the byte counts of absurd shapes overflow 64 bits.)
+  const double half_memory = 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  const double one_set = double(a_count + b_count) * double(input_size(dt)) + double(c_count) * double(output_size(dt));
+  if (one_set > half_memory)
+    throw Error("one set of inputs for " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                std::to_string(s.k) + " needs " + std::to_string(static_cast<long long>(one_set / (1 << 20))) +
+                " MiB, more than half of this machine's memory");
+  a_bytes_ = round_up(a_count * input_size(dt));
+  b_bytes_ = round_up(b_count * input_size(dt));
+  c_bytes_ = round_up(c_count * output_size(dt));
+  set_stride_ = a_bytes_ + b_bytes_ + c_bytes_;
+
+  // Enough sets that rotating over them streams the cold footprint; if fewer
+  // the runs need fewer sets than that, each set is used once, after a flush.
+  const std::size_t cold = cold_footprint_bytes();
+  const std::size_t wanted = std::max<std::size_t>(1, (cold + set_stride_ - 1) / set_stride_);
+  const std::size_t affordable = std::max<std::size_t>(1, std::size_t(half_memory / double(set_stride_)));
+  sets_ = int(std::min({wanted, std::size_t(std::max(runs, 1)), affordable}));
+  flush_bytes_ = std::size_t(sets_) * set_stride_ < cold ? cold : 0;
+  try {
+    storage_ = AlignedBuffer(std::size_t(sets_) * set_stride_);
+  } catch (const std::bad_alloc&) {
+    throw Error("out of memory allocating " + std::to_string(sets_) + " input sets of " +
+                std::to_string(set_stride_ >> 20) + " MiB");
+  }
+  for (int i = 0; i < sets_; ++i) {
+    fill_uniform(const_cast<void*>(a(i)), a_count, dt, seed + 3ull * i);
+    fill_uniform(const_cast<void*>(b(i)), b_count, dt, seed + 3ull * i + 1);
+    std::memset(c(i), 0, c_bytes_);
+  }
+}
+
+const void* ColdOperands::a(int set) const { return storage_.as<unsigned char>() + set * set_stride_; }
+const void* ColdOperands::b(int set) const { return static_cast<const unsigned char*>(a(set)) + a_bytes_; }
+void* ColdOperands::c(int set) const {
+  return storage_.as<unsigned char>() + set * set_stride_ + a_bytes_ + b_bytes_;
+}
+
+Timing ColdOperands::time(const GemmPlan& plan, int warmup, int reps) const {
+  return time_runs(warmup, reps, sets_, flush_bytes_, [&](int set) {
+    if (layout_ == Layout::blocked)
+      plan.execute(a(set), b(set), c(set));
+    else
+      plan.gemm(layout_, a(set), lda_, b(set), ldb_, c(set), ldc_);
+  });
+}
+
+}  // namespace sfc
