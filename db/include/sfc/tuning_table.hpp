@@ -1,0 +1,57 @@
+// TuningTable: the winners of one platform in a small text file that loads
+// in milliseconds without SQLite (libsfcconf reads it at start-up).
+//
+// Format, version 1 (one record per line, fields separated by one space):
+//   sfc-table 1
+//   platform <field> <value>      every Platform field, then `platform hash <16 hex>`;
+//                                 the value is the rest of the line (it may hold spaces)
+//   calibration <gamma> <beta>    GFLOP/s per core, GB/s; 0 = unknown
+//   shapes <count>                how many shape lines follow (catches truncation)
+//   shape M N K dtype threads KL KBF t1 ... t64
+// t_i is the mean time in seconds (%.6g) of configuration i = (KL-1)*8 + (KBF-1),
+// `nan` where that configuration was not measured; KL KBF is the winner.
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sfc/gemm.hpp"
+#include "sfc/platform.hpp"
+
+namespace sfc {
+
+inline constexpr int kMaxKLayers = 8;
+inline constexpr int kMaxKBlockFactor = 8;
+inline constexpr int kConfigCount = kMaxKLayers * kMaxKBlockFactor;
+
+// Index of (k_layers, k_block_factor) in TunedShape::mean_seconds (both 1-based).
+constexpr int config_index(int k_layers, int k_block_factor) {
+  return (k_layers - 1) * kMaxKBlockFactor + (k_block_factor - 1);
+}
+
+struct Calibration {
+  double gamma_gflops_per_core = 0;  // 0 = unknown
+  double beta_gbytes_per_s = 0;      // 0 = unknown
+};
+
+struct TunedShape {
+  GemmShape shape;
+  DType dtype = DType::f32;
+  int threads = 0;
+  int k_layers = 0, k_block_factor = 0;           // the winner
+  std::array<float, kConfigCount> mean_seconds;   // config_index(); NaN = not measured
+};
+
+struct TuningTable {
+  Platform platform;
+  Calibration calibration;
+  std::vector<TunedShape> shapes;
+
+  // Throws sfc::Error naming the file, the line and the reason.
+  static TuningTable load(const std::string& path);
+  // Atomic: writes a temporary file next to `path`, then renames it.
+  // Throws sfc::Error if the file cannot be written or a field cannot be stored.
+  void save(const std::string& path) const;
+};
+
+}  // namespace sfc

@@ -1,0 +1,17 @@
+// Whole-file reads and crash-safe whole-file writes, for the file formats of
+// this folder (tuning tables, CSV and JSON exports).
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace sfc {
+
+// The file's bytes; throws sfc::Error("cannot read <path>: <reason>").
+std::string read_text_file(const std::string& path);
+
+// Writes a temporary file in the same directory, syncs it and renames it over
+// `path`, so readers see the old file or the whole new one, never a part.
+// Throws sfc::Error("cannot write <path>: <reason>") and leaves `path` untouched.
+void write_text_file_atomically(const std::string& path, std::string_view content);
+
+}  // namespace sfc

@@ -1,0 +1,147 @@
+// The tuning-table file: round trips, and every kind of damage is an sfc::Error.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "sfc/error.hpp"
+#include "sfc/tuning_table.hpp"
+#include "test_db_support.hpp"
+
+namespace fs = std::filesystem;
+using sfc::test::slurp;
+using sfc::test::TempDir;
+
+namespace {
+
+sfc::TuningTable sample_table(int shape_count) {
+  sfc::TuningTable table;
+  table.platform = {.cpu_model = "Test CPU, 2 cores @ 3 GHz",
+                    .cores = 2,
+                    .threads = 2,
+                    .l1d_bytes = 49152,
+                    .l2_bytes = 1 << 20,
+                    .l3_bytes = 32 << 20,
+                    .isa = "cpx",
+                    .libxsmm_version = "1.17",
+                    .compiler = "GCC 12.2.0"};
+  table.calibration = {95.5, 21.25};
+  for (int i = 0; i < shape_count; ++i) {
+    sfc::TunedShape s;
+    s.shape = {256 + i, 512, 1024 + 2 * i};
+    s.dtype = i % 2 ? sfc::DType::f64 : sfc::DType::f32;
+    s.threads = 2;
+    s.k_layers = 1 + i % 8;
+    s.k_block_factor = 1 + (i / 8) % 8;
+    for (int c = 0; c < sfc::kConfigCount; ++c)
+      s.mean_seconds[c] = c % 5 == 4 ? NAN : 1e-3f * float(1 + c) + 1e-6f * float(i);
+    s.mean_seconds[sfc::config_index(s.k_layers, s.k_block_factor)] = 5e-4f;
+    table.shapes.push_back(s);
+  }
+  return table;
+}
+
+// The loader's message for `text`, or "" when it loads.
+std::string load_error(const TempDir& dir, const std::string& text) {
+  const std::string path = dir.file("damaged.table");
+  sfc::test::write_file(path, text);
+  try {
+    sfc::TuningTable::load(path);
+  } catch (const sfc::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("tuning table: save then load keeps every field (times to 6 digits)") {
+  TempDir dir("table");
+  const sfc::TuningTable table = sample_table(20);
+  table.save(dir.file("t.table"));
+  const sfc::TuningTable back = sfc::TuningTable::load(dir.file("t.table"));
+
+  CHECK(back.platform.cpu_model == table.platform.cpu_model);
+  CHECK(back.platform.hash() == table.platform.hash());
+  CHECK(back.calibration.gamma_gflops_per_core == table.calibration.gamma_gflops_per_core);
+  CHECK(back.calibration.beta_gbytes_per_s == table.calibration.beta_gbytes_per_s);
+  REQUIRE(back.shapes.size() == table.shapes.size());
+  for (std::size_t i = 0; i < table.shapes.size(); ++i) {
+    const sfc::TunedShape &a = table.shapes[i], &b = back.shapes[i];
+    CHECK(b.shape.m == a.shape.m);
+    CHECK(b.shape.n == a.shape.n);
+    CHECK(b.shape.k == a.shape.k);
+    CHECK(b.dtype == a.dtype);
+    CHECK(b.threads == a.threads);
+    CHECK(b.k_layers == a.k_layers);
+    CHECK(b.k_block_factor == a.k_block_factor);
+    for (int c = 0; c < sfc::kConfigCount; ++c) {
+      if (std::isnan(a.mean_seconds[c])) {
+        CHECK(std::isnan(b.mean_seconds[c]));
+      } else {
+        CHECK(b.mean_seconds[c] == doctest::Approx(a.mean_seconds[c]).epsilon(1e-5));
+      }
+    }
+  }
+  // Saving what was loaded writes the same bytes: the format is stable.
+  back.save(dir.file("again.table"));
+  CHECK(slurp(dir.file("again.table")) == slurp(dir.file("t.table")));
+}
+
+TEST_CASE("tuning table: a 2000-shape table loads") {
+  TempDir dir("table");
+  sample_table(2000).save(dir.file("big.table"));
+  CHECK(sfc::TuningTable::load(dir.file("big.table")).shapes.size() == 2000);
+}
+
+TEST_CASE("tuning table: every truncation is an error, never a crash") {
+  TempDir dir("table");
+  sample_table(3).save(dir.file("t.table"));
+  const std::string text = slurp(dir.file("t.table"));
+  // Cut at every byte: the loader must refuse each prefix (the shape count and
+  // the final newline make even a cut at a line boundary detectable).
+  for (std::size_t cut = 0; cut < text.size(); cut += 7) {
+    CAPTURE(cut);
+    CHECK(load_error(dir, text.substr(0, cut)) != "");
+  }
+}
+
+TEST_CASE("tuning table: damaged content names the line and the reason") {
+  TempDir dir("table");
+  sample_table(2).save(dir.file("t.table"));
+  const std::string good = slurp(dir.file("t.table"));
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+
+  CHECK(load_error(dir, "hello\n").find(":1: not a tuning table") != std::string::npos);
+  CHECK(load_error(dir, replaced("sfc-table 1", "sfc-table 9")).find("unsupported table version") !=
+        std::string::npos);
+  CHECK(load_error(dir, replaced("platform cores 2", "platform cores 3")).find("does not match") !=
+        std::string::npos);
+  CHECK(load_error(dir, replaced("platform cores 2", "platform cores two")).find(":3: platform cores") !=
+        std::string::npos);
+  CHECK(load_error(dir, replaced(" f32 ", " f16 ")) != "");
+  CHECK(load_error(dir, replaced(" f32 2 1 1 ", " f32 2 9 1 ")).find("1..8") != std::string::npos);
+  CHECK(load_error(dir, replaced("shapes 2", "shapes 3")).find("truncated") != std::string::npos);
+  CHECK(load_error(dir, replaced("shapes 2", "shapes 1")).find("more shape lines") != std::string::npos);
+  CHECK(load_error(dir, replaced("shape 256 512", "shape -256 512")).find("positive") != std::string::npos);
+  CHECK(load_error(dir, replaced(" nan", " -1")).find("positive or nan") != std::string::npos);
+  CHECK(load_error(dir, replaced(" nan", "")).find("fields") != std::string::npos);
+  CHECK(load_error(dir, replaced("calibration", "calibrashun")).find("unexpected line") != std::string::npos);
+
+  // A missing file and a directory are errors too.
+  CHECK_THROWS_AS(sfc::TuningTable::load(dir.file("absent.table")), sfc::Error);
+  CHECK_THROWS_AS(sfc::TuningTable::load(dir.path().string()), sfc::Error);
+}
+
+TEST_CASE("tuning table: saving to an unwritable place is an error and leaves nothing behind") {
+  TempDir dir("table");
+  CHECK_THROWS_AS(sample_table(1).save(dir.file("no/such/dir/t.table")), sfc::Error);
+  CHECK_THROWS_AS(sample_table(1).save(dir.path().string()), sfc::Error);  // a directory
+  CHECK(fs::is_empty(dir.path()));
+}
