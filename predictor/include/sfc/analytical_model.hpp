@@ -1,0 +1,57 @@
+// AnalyticalModel: picks (K_layers, k_block_factor) for a shape from two
+// numbers measured once per platform -- the per-core compute rate (gamma) and
+// the memory bandwidth (beta) -- and the L2 size, without any tuning data.
+//
+// For each K_layers it estimates the busiest thread's time as a roofline:
+// its FLOPs at gamma against its words moved at its share of beta, using the
+// traffic analysis of the paper (section II-E): A and B panels of one thread's
+// Gilbert patch (half-perimeter x the layer's K depth), its C tiles, and the
+// reduction of the K_layers copies of C. The fastest K_layers wins; then the
+// smallest k_block_factor whose per-thread A and B panels of one round fit
+// `l2_fraction` of L2 (section III-C). Costs a few hundred nanoseconds.
+#pragma once
+#include <array>
+#include <cstddef>
+
+#include "sfc/gemm.hpp"
+#include "sfc/tuning_table.hpp"
+
+namespace sfc {
+
+// The two tunable knobs of an SFC-CA GEMM, each in 1..8.
+struct Knobs {
+  int k_layers = 1;
+  int k_block_factor = 1;
+  friend bool operator==(const Knobs&, const Knobs&) = default;
+};
+
+struct ModelPrediction {
+  // Predicted seconds for K_layers = 1..8 (index k_layers - 1); +infinity for
+  // K_layers above the shape's K blocks (the engine would clamp them).
+  std::array<double, kMaxKLayers> seconds{};
+  Knobs knobs;  // the fastest K_layers, with its L2-fitting k_block_factor
+};
+
+class AnalyticalModel {
+ public:
+  // `calibration.beta_gbytes_per_s` is the bandwidth all threads reach
+  // together (the GEMM's threads share it); gamma is per core, fp32.
+  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = 0.5);
+
+  // True when gamma, beta and the L2 size are all known; predict() needs it.
+  bool calibrated() const;
+
+  // Throws sfc::Error for non-positive sizes or threads, or when !calibrated().
+  ModelPrediction predict(const GemmShape& shape, DType dtype, int threads) const;
+
+  // The L2 rule alone (needs only the L2 size; 1 when it is unknown): the
+  // smallest k_block_factor whose per-thread A and B panels of one round fit.
+  int block_factor(const GemmShape& shape, DType dtype, int threads, int k_layers) const;
+
+ private:
+  Calibration calibration_;
+  std::size_t l2_bytes_;
+  double l2_fraction_;
+};
+
+}  // namespace sfc

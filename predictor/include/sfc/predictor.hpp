@@ -1,0 +1,81 @@
+// ConfigPredictor: which (K_layers, k_block_factor) should a GEMM of a shape
+// that was never tuned use? Built once from tuning tables, then queried many
+// times (const, thread-safe, no allocation per query).
+//
+// The shipped policy answers in tiers, each answer saying which one did:
+//   exact    the shape was tuned: its measured winner
+//   nearest  a tuned shape lies within `max_distance` in log2(M, N, K) space:
+//            the neighbour rule below
+//   model    the AnalyticalModel, when the platform is calibrated
+//   default  K_layers = 1 with the L2-fitting k_block_factor (the paper's 2D
+//            algorithm: never far off, never the reason for a bad surprise)
+//
+// Neighbour rules, over the tuned shapes of the same dtype and threads:
+//   nearest  the winner of the single nearest tuned shape
+//   vote     over the k nearest, the configuration with the best mean
+//            normalised throughput (time of the shape's winner / time of the
+//            configuration), each neighbour weighted by 1 / (distance + 1/8)
+#pragma once
+#include <limits>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "sfc/analytical_model.hpp"
+#include "sfc/tuning_table.hpp"
+
+namespace sfc {
+
+enum class Tier { exact, nearest, model, fallback };
+std::string_view to_string(Tier tier);  // "exact", "nearest", "model", "default"
+
+struct Answer {
+  Knobs knobs;
+  Tier tier = Tier::fallback;
+  // log2-space distance to the nearest tuned shape of the same dtype and
+  // threads, and that shape; +infinity and zeros when there is none.
+  double distance = std::numeric_limits<double>::infinity();
+  GemmShape nearest;
+};
+
+// One predictor on its own, so `sfc-tune evaluate` can score each.
+enum class Predictor { nearest, vote, model, policy };
+std::string_view to_string(Predictor predictor);  // "nearest", "vote", "model", "policy"
+
+struct PredictorOptions {
+  double max_distance = 1.0;  // the nearest tier answers within this log2 distance
+  int vote_neighbours = 4;    // k of the vote rule
+  bool policy_votes = false;  // the rule the policy ships: vote (true) or nearest
+  double l2_fraction = 0.5;   // of L2 that one round's A and B panels may fill
+};
+
+class ConfigPredictor {
+ public:
+  // Shapes are grouped by (dtype, threads), one k-d tree per group; each
+  // table's calibration serves queries with its platform's thread count.
+  explicit ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options = {});
+  ~ConfigPredictor();
+  ConfigPredictor(ConfigPredictor&&) noexcept;
+  ConfigPredictor& operator=(ConfigPredictor&&) noexcept;
+
+  // The shipped policy. Throws sfc::Error for non-positive sizes or threads.
+  Answer query(const GemmShape& shape, DType dtype, int threads) const;
+
+  // One predictor alone. Throws sfc::Error when it cannot answer: no tuned
+  // shape of that dtype and threads (nearest, vote), no calibration (model).
+  Knobs predict(Predictor predictor, const GemmShape& shape, DType dtype, int threads) const;
+
+  const PredictorOptions& options() const { return options_; }
+
+ private:
+  struct ShapeGroup;
+  const ShapeGroup* group(DType dtype, int threads) const;
+  const AnalyticalModel* model(int threads) const;
+
+  PredictorOptions options_;
+  std::vector<std::unique_ptr<ShapeGroup>> groups_;
+  std::vector<std::pair<int, AnalyticalModel>> models_;  // by platform thread count
+  AnalyticalModel l2_rule_;  // uncalibrated: only the L2 rule, for the default tier
+};
+
+}  // namespace sfc

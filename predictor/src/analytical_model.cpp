@@ -1,0 +1,147 @@
+// The roofline behind AnalyticalModel (see the header). Everything is in
+// elements of the padded, blocked problem the engine actually runs: M, N and K
+// rounded up to whole bm, bn and bk blocks.
+#include "sfc/analytical_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "sfc/error.hpp"
+
+namespace sfc {
+namespace {
+
+struct Grid {
+  BlockSizes blocks;
+  std::int64_t mb, nb, kb;  // blocks along M, N, K
+};
+
+Grid grid_of(const GemmShape& shape, DType dtype) {
+  const BlockSizes b = choose_blocks(shape, dtype);
+  return {b, (shape.m + b.bm - 1) / b.bm, (shape.n + b.bn - 1) / b.bn, (shape.k + b.bk - 1) / b.bk};
+}
+
+// Sides (in tiles) of `tiles` consecutive tiles of the Gilbert curve over an
+// mb x nb grid. The curve's recursion bisects the longer side (the paper's
+// Lemma 1), so a patch of 1/2^e of the grid is the grid with its longer side
+// halved e times; a non-power-of-two share shrinks the longer side by the rest.
+struct PatchSides {
+  double rows, cols;  // along M (A row blocks), along N (B column blocks)
+};
+
+PatchSides patch_sides(std::int64_t mb, std::int64_t nb, double tiles) {
+  double rows = double(mb), cols = double(nb);
+  double parts = rows * cols / tiles;
+  for (; parts >= 2; parts /= 2) (rows >= cols ? rows : cols) /= 2;
+  if (parts > 1) (rows >= cols ? rows : cols) /= parts;
+  return {std::max(rows, 1.0), std::max(cols, 1.0)};
+}
+
+// What the busiest thread does for one K_layers value. The engine hands the
+// Mb*Nb*K_layers tasks (layer-major) to the threads in contiguous static
+// chunks, so the first thread holds the most: whole layers when a chunk is
+// larger than a layer, then one patch of the next.
+struct ThreadShare {
+  double tiles;         // C tiles it computes, over all its layers
+  double panel_blocks;  // A row blocks x bm + B column blocks x bn of its patches (elements)
+  double k_depth;       // K elements one layer contracts over (the deepest layer)
+  double reduce_tiles;  // tiles of C it sums over the copies when K_layers > 1
+};
+
+ThreadShare thread_share(const Grid& g, int k_layers, int threads) {
+  const std::int64_t tiles = g.mb * g.nb;
+  const std::int64_t tasks = tiles * k_layers;
+  const std::int64_t chunk = (tasks + threads - 1) / threads;
+  const std::int64_t whole_layers = chunk / tiles, rest = chunk % tiles;
+  double panel = double(whole_layers) * double(g.mb * g.blocks.bm + g.nb * g.blocks.bn);
+  if (rest > 0) {
+    const PatchSides p = patch_sides(g.mb, g.nb, double(rest));
+    panel += p.rows * g.blocks.bm + p.cols * g.blocks.bn;
+  }
+  const std::int64_t layer_blocks = (g.kb + k_layers - 1) / k_layers;
+  return {double(chunk), panel, double(layer_blocks * g.blocks.bk),
+          double((tiles + threads - 1) / threads)};
+}
+
+// Compute rate of one core for `dtype`, from the fp32 gamma: the vector lanes
+// hold half as many f64 and (with AVX-512 BF16 dot products) twice the bf16
+// multiply-adds per instruction.
+double flops_per_second(const Calibration& c, DType dtype) {
+  const double f32 = c.gamma_gflops_per_core * 1e9;
+  return dtype == DType::f64 ? f32 / 2 : dtype == DType::bf16 ? f32 * 2 : f32;
+}
+
+void check_request(const GemmShape& shape, int threads) {
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1)
+    throw Error("GEMM sizes must be positive, got M=" + std::to_string(shape.m) +
+                " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k));
+  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+}
+
+int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }
+
+int fitting_block_factor(const Grid& g, const ThreadShare& s, int k_layers, DType dtype,
+                         double budget_bytes) {
+  const std::int64_t layer_blocks = (g.kb + k_layers - 1) / k_layers;
+  const int most = int(std::min<std::int64_t>(kMaxKBlockFactor, g.kb / k_layers));
+  for (int f = 1; f < most; ++f) {
+    const double round_depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;
+    if (s.panel_blocks * round_depth * double(input_size(dtype)) <= budget_bytes) return f;
+  }
+  return std::max(most, 1);
+}
+
+}  // namespace
+
+AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes,
+                                 double l2_fraction)
+    : calibration_(calibration), l2_bytes_(l2_bytes), l2_fraction_(l2_fraction) {}
+
+bool AnalyticalModel::calibrated() const {
+  return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 &&
+         l2_bytes_ > 0;
+}
+
+int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads,
+                                  int k_layers) const {
+  check_request(shape, threads);
+  if (l2_bytes_ == 0) return 1;
+  const Grid g = grid_of(shape, dtype);
+  const int layers = std::clamp(k_layers, 1, usable_layers(g));
+  return fitting_block_factor(g, thread_share(g, layers, threads), layers, dtype,
+                              l2_fraction_ * double(l2_bytes_));
+}
+
+ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, int threads) const {
+  check_request(shape, threads);
+  if (!calibrated())
+    throw Error(
+        "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "
+        "and its L2 size");
+  const Grid g = grid_of(shape, dtype);
+  const double in = double(input_size(dtype)), out = double(output_size(dtype));
+  const double tile = double(g.blocks.bm) * g.blocks.bn;
+  const double gamma = flops_per_second(calibration_, dtype);
+  // Every thread streams at once, so each gets its share of the bandwidth.
+  const double beta = calibration_.beta_gbytes_per_s * 1e9 / threads;
+
+  ModelPrediction p;
+  p.seconds.fill(std::numeric_limits<double>::infinity());
+  for (int c = 1; c <= usable_layers(g); ++c) {
+    const ThreadShare s = thread_share(g, c, threads);
+    const double compute = 2.0 * s.tiles * tile * s.k_depth / gamma;
+    const double gemm_bytes = s.panel_blocks * s.k_depth * in + s.tiles * tile * out;
+    // Summing the copies reads c tiles and writes one, after a barrier.
+    const double reduce_bytes = c > 1 ? s.reduce_tiles * tile * out * (c + 1) : 0.0;
+    p.seconds[c - 1] = std::max(compute, gemm_bytes / beta) + reduce_bytes / beta;
+  }
+  const int best =
+      int(std::min_element(p.seconds.begin(), p.seconds.end()) - p.seconds.begin()) + 1;
+  const ThreadShare s = thread_share(g, best, threads);
+  p.knobs = {best, fitting_block_factor(g, s, best, dtype, l2_fraction_ * double(l2_bytes_))};
+  return p;
+}
+
+}  // namespace sfc

@@ -1,0 +1,224 @@
+// ConfigPredictor: the k-d trees, the neighbour rules and the tier policy.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <nanoflann.hpp>
+#include <string>
+
+#include "sfc/error.hpp"
+#include "sfc/predictor.hpp"
+
+namespace sfc {
+namespace {
+
+using Point = std::array<double, 3>;
+
+Point log2_point(const GemmShape& s) {
+  return {std::log2(double(s.m)), std::log2(double(s.n)), std::log2(double(s.k))};
+}
+
+// A neighbour at distance 0 would otherwise outweigh the rest infinitely;
+// 1/8 (a factor of 2^(1/8) ~ 9% in one size) keeps near ones dominant.
+constexpr double vote_distance_floor = 0.125;
+constexpr int max_vote_neighbours = 32;
+
+void check_query(const GemmShape& shape, int threads) {
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1)
+    throw Error("GEMM sizes must be positive, got M=" + std::to_string(shape.m) +
+                " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k));
+  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+}
+
+}  // namespace
+
+// The tuned shapes of one (dtype, threads), in log2 space, with a k-d tree.
+struct ConfigPredictor::ShapeGroup {
+  DType dtype;
+  int threads;
+  std::vector<TunedShape> shapes;
+  std::vector<Point> points;  // log2 of each shape
+  // Per shape and configuration: time of its winner / time of the
+  // configuration, in (0, 1]; 0 where the configuration was not measured.
+  std::vector<std::array<float, kConfigCount>> throughput;
+
+  // nanoflann's dataset interface over `points`.
+  std::size_t kdtree_get_point_count() const { return points.size(); }
+  double kdtree_get_pt(std::size_t i, std::size_t dim) const { return points[i][dim]; }
+  template <class Box>
+  bool kdtree_get_bbox(Box&) const {
+    return false;
+  }
+
+  using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, ShapeGroup>,
+                                                   ShapeGroup, 3, std::uint32_t>;
+  std::unique_ptr<Tree> tree;  // built once every shape is in
+
+  void add(const TunedShape& s) {
+    shapes.push_back(s);
+    points.push_back(log2_point(s.shape));
+    float best = std::numeric_limits<float>::infinity();
+    for (float t : s.mean_seconds)
+      if (t > 0) best = std::min(best, t);  // NaN compares false: skipped
+    std::array<float, kConfigCount> row{};
+    for (int i = 0; i < kConfigCount; ++i)
+      row[i] = s.mean_seconds[i] > 0 ? best / s.mean_seconds[i] : 0.0f;
+    throughput.push_back(row);
+  }
+
+  // Up to `k` nearest shapes: indices and Euclidean distances, nearest first.
+  std::size_t nearest(const GemmShape& shape, std::size_t k, std::uint32_t* index,
+                      double* distance) const {
+    const Point q = log2_point(shape);
+    const std::size_t found = tree->knnSearch(q.data(), k, index, distance);
+    for (std::size_t i = 0; i < found; ++i) distance[i] = std::sqrt(distance[i]);
+    return found;
+  }
+
+  Knobs winner(std::uint32_t i) const { return {shapes[i].k_layers, shapes[i].k_block_factor}; }
+
+  Knobs vote(const GemmShape& shape, int neighbours) const {
+    std::array<std::uint32_t, max_vote_neighbours> index;
+    std::array<double, max_vote_neighbours> distance;
+    const std::size_t found =
+        nearest(shape, std::size_t(neighbours), index.data(), distance.data());
+    std::array<double, kConfigCount> score{};
+    for (std::size_t i = 0; i < found; ++i) {
+      const double weight = 1.0 / (distance[i] + vote_distance_floor);
+      const auto& row = throughput[index[i]];
+      for (int c = 0; c < kConfigCount; ++c) score[c] += weight * row[c];
+    }
+    const int best = int(std::max_element(score.begin(), score.end()) - score.begin());
+    return {best / kMaxKBlockFactor + 1, best % kMaxKBlockFactor + 1};
+  }
+};
+
+std::string_view to_string(Tier tier) {
+  switch (tier) {
+    case Tier::exact:
+      return "exact";
+    case Tier::nearest:
+      return "nearest";
+    case Tier::model:
+      return "model";
+    case Tier::fallback:
+      return "default";
+  }
+  return "?";
+}
+
+std::string_view to_string(Predictor predictor) {
+  switch (predictor) {
+    case Predictor::nearest:
+      return "nearest";
+    case Predictor::vote:
+      return "vote";
+    case Predictor::model:
+      return "model";
+    case Predictor::policy:
+      return "policy";
+  }
+  return "?";
+}
+
+ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options)
+    : options_(options), l2_rule_({}, 0, options.l2_fraction) {
+  if (options_.vote_neighbours < 1 || options_.vote_neighbours > max_vote_neighbours)
+    throw Error("the vote needs 1.." + std::to_string(max_vote_neighbours) + " neighbours, got " +
+                std::to_string(options_.vote_neighbours));
+  if (!(options_.max_distance >= 0)) throw Error("the nearest-tier distance must be >= 0");
+  if (!(options_.l2_fraction > 0 && options_.l2_fraction <= 1))
+    throw Error("the L2 fraction must be in (0, 1]");
+  for (const TuningTable& table : tables) {
+    const Platform& p = table.platform;
+    if (p.l2_bytes > 0) l2_rule_ = AnalyticalModel({}, p.l2_bytes, options_.l2_fraction);
+    if (!model(p.threads))
+      models_.emplace_back(p.threads,
+                           AnalyticalModel(table.calibration, p.l2_bytes, options_.l2_fraction));
+    for (const TunedShape& s : table.shapes) {
+      auto same = [&](const auto& g) { return g->dtype == s.dtype && g->threads == s.threads; };
+      auto it = std::find_if(groups_.begin(), groups_.end(), same);
+      if (it == groups_.end()) {
+        auto g = std::make_unique<ShapeGroup>();
+        g->dtype = s.dtype;
+        g->threads = s.threads;
+        groups_.push_back(std::move(g));
+        it = groups_.end() - 1;
+      }
+      (*it)->add(s);
+    }
+  }
+  for (auto& g : groups_)
+    g->tree =
+        std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+}
+
+ConfigPredictor::~ConfigPredictor() = default;
+ConfigPredictor::ConfigPredictor(ConfigPredictor&&) noexcept = default;
+ConfigPredictor& ConfigPredictor::operator=(ConfigPredictor&&) noexcept = default;
+
+const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads) const {
+  for (const auto& g : groups_)
+    if (g->dtype == dtype && g->threads == threads) return g.get();
+  return nullptr;
+}
+
+const AnalyticalModel* ConfigPredictor::model(int threads) const {
+  for (const auto& [t, m] : models_)
+    if (t == threads) return m.calibrated() ? &m : nullptr;
+  return nullptr;
+}
+
+Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) const {
+  check_query(shape, threads);
+  Answer a;
+  if (const ShapeGroup* g = group(dtype, threads)) {
+    std::uint32_t i;
+    double d;
+    g->nearest(shape, 1, &i, &d);
+    a.distance = d;
+    a.nearest = g->shapes[i].shape;
+    const GemmShape& n = a.nearest;
+    if (n.m == shape.m && n.n == shape.n && n.k == shape.k) {
+      a.knobs = g->winner(i);
+      a.tier = Tier::exact;
+      return a;
+    }
+    if (d <= options_.max_distance) {
+      a.knobs = options_.policy_votes ? g->vote(shape, options_.vote_neighbours) : g->winner(i);
+      a.tier = Tier::nearest;
+      return a;
+    }
+  }
+  if (const AnalyticalModel* m = model(threads)) {
+    a.knobs = m->predict(shape, dtype, threads).knobs;
+    a.tier = Tier::model;
+    return a;
+  }
+  a.knobs = {1, l2_rule_.block_factor(shape, dtype, threads, 1)};
+  a.tier = Tier::fallback;
+  return a;
+}
+
+Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DType dtype,
+                               int threads) const {
+  check_query(shape, threads);
+  if (predictor == Predictor::policy) return query(shape, dtype, threads).knobs;
+  if (predictor == Predictor::model) {
+    const AnalyticalModel* m = model(threads);
+    if (!m)
+      throw Error("no calibration for " + std::to_string(threads) +
+                  " threads: run `sfc-tune calibrate` on this platform");
+    return m->predict(shape, dtype, threads).knobs;
+  }
+  const ShapeGroup* g = group(dtype, threads);
+  if (!g)
+    throw Error("no tuned " + std::string(to_string(dtype)) + " shapes for " +
+                std::to_string(threads) + " threads");
+  if (predictor == Predictor::vote) return g->vote(shape, options_.vote_neighbours);
+  std::uint32_t i;
+  double d;
+  g->nearest(shape, 1, &i, &d);
+  return g->winner(i);
+}
+
+}  // namespace sfc
