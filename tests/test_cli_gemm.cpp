@@ -1,0 +1,52 @@
+// `sfc-tune gemm` as a user runs it: results, JSON, and every bad input.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using sfc::test::run_cli;
+
+namespace {
+nlohmann::json last_json_line(const std::string& out) {
+  const auto end = out.find_last_not_of('\n');
+  const auto begin = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(begin == std::string::npos ? 0 : begin + 1, end - begin));
+}
+}  // namespace
+
+TEST_CASE("gemm --check --json reports effective knobs, blocks and the error") {
+  const auto r = run_cli("gemm 100 80 300 --k-layers 8 --kbf 8 --threads 2 --reps 2 --check --json --layout row");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto j = last_json_line(r.output);
+  for (const char* key : {"m", "n", "k", "dtype", "threads", "k_layers", "k_block_factor", "bm", "bn", "bk",
+                          "layout", "seconds", "gflops", "rel_error"})
+    CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["k_layers"].get<int>() * j["k_block_factor"].get<int>() <= (300 + j["bk"].get<int>() - 1) / j["bk"].get<int>());
+  CHECK(j["rel_error"].get<double>() <= j["error_bound"].get<double>());
+  CHECK(j["layout"] == "row");
+}
+
+TEST_CASE("gemm rejects bad input with one clear line and exit code 2") {
+  const char* bad[] = {
+      "gemm 0 10 10",       "gemm -5 10 10",          "gemm abc 10 10",       "gemm 10 10",
+      "gemm 10 10 10 --k-layers 9", "gemm 10 10 10 --kbf 0", "gemm 10 10 10 --threads 0",
+      "gemm 10 10 10 --dtype f16",  "gemm 10 10 10 --layout diag", "gemm 10 10 10 --reps 0",
+      "gemm 3000000000 10 10",      "gemm 1000000000 1000000000 1000000000",
+      "gemm 2000000 2000000 2 --layout row",
+  };
+  for (const char* args : bad) {
+    const auto r = run_cli(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(!r.output.empty());
+  }
+}
+
+TEST_CASE("help documents every option") {
+  const auto r = run_cli("gemm --help");
+  CHECK(r.exit_code == 0);
+  for (const char* opt : {"--dtype", "--threads", "--k-layers", "--kbf", "--layout", "--reps", "--check", "--json"})
+    CHECK_MESSAGE(r.output.find(opt) != std::string::npos, opt);
+  CHECK(run_cli("--help").exit_code == 0);
+}

@@ -1,0 +1,175 @@
+// The engine against an fp64 reference, over the whole knob space.
+//
+// Error bound: check_against_reference returns gamma_K * || |A||B| ||_F / ||C_ref||_F,
+// the worst case for summing K products in any order with unit roundoff u
+// (2^-24 for f32/bf16 accumulation, 2^-53 for f64). Every K_layers and
+// k_block_factor only reorders that sum, so one bound covers them all; a
+// wrong tile, a missed layer or a double-counted round breaks it by orders of
+// magnitude (errors of order 1 against bounds of 1e-4 for f32, 1e-12 for f64).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "sfc/aligned_buffer.hpp"
+#include "sfc/gemm.hpp"
+#include "sfc/verify.hpp"
+#include "support.hpp"
+
+using namespace sfc;
+
+namespace {
+
+struct Case {
+  GemmShape shape;
+  BlockSizes blocks;
+};
+
+// Small explicit blocks give K enough blocks (65) that no (K_layers,
+// k_block_factor) up to 8 x 8 is clamped; the others use the block-size rule.
+const Case cases[] = {
+    {{67, 45, 517}, {16, 16, 8}},  // ragged in every dimension, 65 K blocks
+    {{1, 37, 300}, {}},            // M = 1
+    {{129, 1, 64}, {}},            // N = 1, a single K block
+    {{64, 96, 128}, {32, 32, 16}}, // exact multiples of the blocks
+};
+
+void check_case(const Case& c, DType dtype, int threads, Layout layout, int kl, int kbf) {
+  PlanRequest r;
+  r.shape = c.shape;
+  r.blocks = c.blocks;
+  r.dtype = dtype;
+  r.threads = threads;
+  r.k_layers = kl;
+  r.k_block_factor = kbf;
+  r.layout = layout;
+  const GemmPlan plan(r);
+  REQUIRE(plan.k_layers() <= kl);
+  REQUIRE(plan.k_block_factor() <= kbf);
+  REQUIRE(plan.k_layers() * plan.k_block_factor() <= plan.kb());
+  const CheckResult res = check_against_reference(plan, layout, 11);
+  INFO(c.shape.m << "x" << c.shape.n << "x" << c.shape.k << " " << to_string(dtype) << " threads=" << threads
+                 << " layout=" << to_string(layout) << " KL=" << kl << " KBF=" << kbf);
+  REQUIRE(res.rel_error <= res.bound);
+}
+
+}  // namespace
+
+TEST_CASE("f32 and f64 match the reference for every (K_layers, k_block_factor) in 1..8 x 1..8") {
+  for (DType dtype : {DType::f32, DType::f64})
+    for (const Case& c : cases)
+      for (int kl = 1; kl <= 8; ++kl)
+        for (int kbf = 1; kbf <= 8; ++kbf) check_case(c, dtype, 2, Layout::blocked, kl, kbf);
+}
+
+TEST_CASE("thread counts 1, 2, 3 and all three layouts") {
+  for (DType dtype : {DType::f32, DType::f64})
+    for (const Case& c : cases)
+      for (int threads : {1, 2, 3})
+        for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
+          for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {3, 2}, {8, 8}}) check_case(c, dtype, threads, layout, kl, kbf);
+}
+
+TEST_CASE("more threads than tasks still computes every tile") {
+  check_case({{5, 3, 40}, {}}, DType::f32, 7, Layout::row_major, 1, 1);
+  check_case({{70, 70, 300}, {}}, DType::f32, 16, Layout::blocked, 4, 2);
+}
+
+TEST_CASE("knobs beyond the K blocks available are clamped and reported") {
+  PlanRequest r;
+  r.shape = {128, 128, 64};  // one K block of 64
+  r.k_layers = 8;
+  r.k_block_factor = 8;
+  const GemmPlan one(r);
+  CHECK(one.kb() == 1);
+  CHECK(one.k_layers() == 1);
+  CHECK(one.k_block_factor() == 1);
+
+  r.shape = {128, 128, 320};  // five K blocks of 64: 3 layers get 1 or 2 blocks each
+  r.k_layers = 3;
+  r.k_block_factor = 4;
+  const GemmPlan five(r);
+  CHECK(five.kb() == 5);
+  CHECK(five.k_layers() == 3);
+  CHECK(five.k_block_factor() == 1);
+}
+
+TEST_CASE("block-size rule: equal blocks, padding below one element per block") {
+  for (std::int64_t d : {1, 7, 63, 64, 65, 100, 1000, 2048, 4097}) {
+    const BlockSizes b = choose_blocks({d, d, d}, DType::f32);
+    for (int size : {b.bm, b.bn, b.bk}) {
+      const std::int64_t blocks = (d + size - 1) / size;
+      CHECK(size <= std::max<std::int64_t>(d, 1));
+      CHECK(blocks * size - d < blocks);  // padding < one element per block
+      CHECK(size <= 64);
+    }
+  }
+  CHECK(choose_blocks({1, 1, 1}, DType::f32).bm == 1);
+  CHECK(choose_blocks({64, 64, 63}, DType::bf16).bk % 2 == 0);
+}
+
+TEST_CASE("deterministic: the same plan gives bitwise identical C run after run") {
+  PlanRequest r;
+  r.shape = {200, 150, 700};
+  r.threads = 3;
+  r.k_layers = 3;
+  r.k_block_factor = 2;
+  const GemmPlan plan(r);
+  AlignedBuffer a(plan.a_elements() * 4), b(plan.b_elements() * 4), c1(plan.c_elements() * 4), c2(plan.c_elements() * 4);
+  fill_uniform(a.data(), plan.a_elements(), DType::f32, 1);
+  fill_uniform(b.data(), plan.b_elements(), DType::f32, 2);
+  plan.execute(a.data(), b.data(), c1.data());
+  for (int run = 0; run < 5; ++run) {
+    std::memset(c2.data(), 0xff, c2.bytes());  // garbage in C must not matter (beta = 0)
+    plan.execute(a.data(), b.data(), c2.data());
+    REQUIRE(std::memcmp(c1.data(), c2.data(), c1.bytes()) == 0);
+  }
+}
+
+TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere") {
+  PlanRequest r;
+  r.shape = {100, 70, 390};
+  r.dtype = DType::bf16;
+  r.k_layers = 2;
+  r.k_block_factor = 3;
+  try {
+    for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major}) {
+      r.layout = layout;
+      const GemmPlan plan(r);
+      const CheckResult res = check_against_reference(plan, layout);
+      CHECK(res.rel_error <= res.bound);
+    }
+  } catch (const Error& e) {
+    CHECK_MESSAGE(std::string(e.what()).find("not supported on this CPU") != std::string::npos, std::string(e.what()));
+  }
+  // Forcing LIBXSMM to AVX2 code generation removes the bf16 kernels: the CLI
+  // must refuse, not call through a NULL kernel.
+  const auto res = test::run_cli("gemm 64 64 64 --dtype bf16 --reps 1", "LIBXSMM_TARGET=hsw");
+  CHECK(res.exit_code == 2);
+  CHECK(res.output.find("not supported on this CPU") != std::string::npos);
+}
+
+TEST_CASE("bad requests throw sfc::Error") {
+  PlanRequest r;
+  r.shape = {0, 10, 10};
+  CHECK_THROWS_AS(GemmPlan{r}, Error);
+  r.shape = {10, 10, 10};
+  r.k_layers = 9;
+  CHECK_THROWS_AS(GemmPlan{r}, Error);
+  r.k_layers = 1;
+  r.k_block_factor = 0;
+  CHECK_THROWS_AS(GemmPlan{r}, Error);
+  r.k_block_factor = 1;
+  r.threads = -1;
+  CHECK_THROWS_AS(GemmPlan{r}, Error);
+  r.threads = 1;
+  r.shape = {1 << 30, 1 << 30, 1 << 30};  // 4 EiB of C copies: refused before allocating
+  r.k_layers = 2;
+  CHECK_THROWS_AS(GemmPlan{r}, Error);
+  r.shape = {10, 10, 10};
+  r.k_layers = 1;
+  const GemmPlan plan(r);
+  std::vector<float> a(100), b(100), c(100);
+  CHECK_THROWS_AS(plan.gemm(Layout::row_major, a.data(), 10, b.data(), 10, c.data(), 10), Error);  // blocked-only plan
+  CHECK_THROWS_AS(plan.pack_a(Layout::row_major, a.data(), 5, a.data()), Error);  // lda < K
+}
