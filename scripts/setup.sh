@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what sfc-tune needs (Debian packages; root), then configures and
+# builds into build/. Safe to rerun: installs only what is missing, and the
+# build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake make pkg-config libxsmm-dev libsqlite3-dev libnanoflann-dev libspdlog-dev
+          doctest-dev libcli11-dev nlohmann-json3-dev sqlite3
+          libopenblas-dev libblis-dev libdnnl-dev)  # the last three: peers for `sfc-tune bench`
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=(); [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"
