@@ -9,7 +9,22 @@
 #include <sstream>
 #include <string>
 
+#include "sfc/platform.hpp"
+
 namespace sfc::test {
+
+// A fixed fingerprint, so tests do not depend on the machine they run on.
+inline Platform sample_platform(int threads = 2, const std::string& cpu = "Test CPU, 2 cores") {
+  return {.cpu_model = cpu,
+          .cores = 2,
+          .threads = threads,
+          .l1d_bytes = 49152,
+          .l2_bytes = 1 << 20,
+          .l3_bytes = 32 << 20,
+          .isa = "cpx",
+          .libxsmm_version = "1.17",
+          .compiler = "GCC 12.2.0"};
+}
 
 // A fresh directory under the system temp dir, removed with everything in it.
 class TempDir {

@@ -1,0 +1,130 @@
+// TuningStore: every measurement the tuner takes, in one SQLite file (WAL mode,
+// versioned schema, one transaction per recorded shape), and the winners and
+// tuning tables derived from them.
+//
+//   sfc::TuningStore store("sfc-tune.db", sfc::TuningStore::Mode::create);
+//   store.upsert_platform(platform);
+//   store.record(platform.hash(), shape_measurements);   // one transaction
+//   sfc::TuningTable table = store.table(platform.hash(), sfc::DType::f32, 2);
+//
+// Several processes may read while one writes. A database of a newer schema,
+// of another program, or a corrupt one is refused with an sfc::Error and never
+// written to. The schema and views are documented in db/src/schema.cpp.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sfc/gemm.hpp"
+#include "sfc/platform.hpp"
+#include "sfc/tuning_table.hpp"
+
+namespace sfc {
+
+// One timed configuration of one shape (the platform is the store's key).
+struct Measurement {
+  GemmShape shape;
+  DType dtype = DType::f32;
+  int threads = 0;
+  int k_layers = 0, k_block_factor = 0;                      // as requested
+  int effective_k_layers = 0, effective_k_block_factor = 0;  // after the plan clamped them
+  BlockSizes blocks;
+  int warmup = 0, reps = 0;
+  double mean_s = 0, min_s = 0, stddev_s = 0;
+  bool screening = false;   // pruning's one cheap repetition, not a full measurement
+  std::string measured_at;  // ISO-8601 UTC, see utc_timestamp()
+};
+
+// The fastest fully measured configuration of one shape (the `winners` view).
+struct Winner {
+  GemmShape shape;
+  DType dtype = DType::f32;
+  int threads = 0;
+  int k_layers = 0, k_block_factor = 0;
+  double mean_s = 0, min_s = 0;  // pooled over every full measurement of the configuration
+  int reps = 0;                  // timed runs behind mean_s
+};
+
+// What one platform's results hold, per dtype and thread count (for `db info`).
+struct ResultGroup {
+  DType dtype = DType::f32;
+  int threads = 0;
+  std::int64_t shapes = 0;        // with at least one measurement
+  std::int64_t tuned_shapes = 0;  // with a winner
+  std::int64_t measurements = 0;
+};
+
+// "2025-01-31T12:00:00.123456Z": the time stamps the store keeps.
+std::string utc_timestamp();
+
+class TuningStore {
+ public:
+  enum class Mode {
+    read_only,   // the file must exist; never written
+    read_write,  // the file must exist; an older schema is migrated
+    create,      // read_write, creating the file when it is absent
+  };
+
+  TuningStore(const std::string& path, Mode mode);
+  ~TuningStore();
+  TuningStore(TuningStore&&) noexcept;
+  TuningStore& operator=(TuningStore&&) noexcept;
+
+  const std::string& path() const;
+
+  std::vector<Platform> platforms() const;
+  std::optional<Platform> platform(const std::string& hash) const;
+  // Adds the platform if its hash is new; throws if a different platform
+  // already holds that hash.
+  void upsert_platform(const Platform& platform);
+
+  // Records measurements in one transaction (or inside the open batch); a
+  // measurement already present (same configuration, kind and time stamp) is
+  // skipped. The platform must have been upserted. Returns the rows added.
+  std::int64_t record(const std::string& platform_hash, std::span<const Measurement> measurements);
+
+  // Runs `body` in one transaction: everything it records lands, or nothing.
+  template <class Body>
+  void batch(Body&& body) {
+    begin_batch();
+    try {
+      body();
+    } catch (...) {
+      abandon_batch();
+      throw;
+    }
+    commit_batch();
+  }
+
+  std::vector<Measurement> measurements(const std::string& platform_hash) const;
+  std::vector<Measurement> measurements(const std::string& platform_hash, DType dtype, int threads) const;
+  std::vector<Measurement> measurements(const std::string& platform_hash, const GemmShape& shape, DType dtype,
+                                        int threads) const;
+
+  std::vector<Winner> winners(const std::string& platform_hash) const;
+  std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads) const;
+  std::vector<ResultGroup> result_groups(const std::string& platform_hash) const;
+
+  void save_calibration(const std::string& platform_hash, const Calibration& calibration);
+  void save_calibration(const std::string& platform_hash, const Calibration& calibration,
+                        const std::string& measured_at);
+  Calibration calibration(const std::string& platform_hash) const;  // zeros when none is stored
+  std::optional<std::string> calibration_time(const std::string& platform_hash) const;
+
+  // The winners with the times of all 64 configurations, ordered by M, N, K.
+  TuningTable table(const std::string& platform_hash, DType dtype, int threads) const;
+  TuningTable table(const std::string& platform_hash) const;  // every dtype and thread count
+
+  struct Impl;
+
+ private:
+  void begin_batch();
+  void commit_batch();
+  void abandon_batch() noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sfc

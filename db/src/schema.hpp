@@ -1,0 +1,17 @@
+// The versioned schema of a tuning database and its migrations.
+#pragma once
+#include "sqlite.hpp"
+
+namespace sfc::schema {
+
+inline constexpr int kVersion = 1;  // what this build writes and reads
+
+// Checks that `db` is an sfc-tune database this build understands, or an empty
+// file that may become one, and that it is not corrupt. Returns its schema
+// version (0: empty). Throws sfc::Error otherwise; reads only.
+int check(sqlite::Database& db);
+
+// Brings an empty or older database to kVersion in one transaction.
+void migrate(sqlite::Database& db);
+
+}  // namespace sfc::schema

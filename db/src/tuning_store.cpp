@@ -1,0 +1,408 @@
+#include "sfc/tuning_store.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "schema.hpp"
+#include "sfc/error.hpp"
+#include "sfc/platform_fields.hpp"
+#include "sqlite.hpp"
+
+namespace sfc {
+namespace {
+
+// "cpu_model, cores, ..." in platform_fields() order; `prefix` qualifies each.
+std::string platform_columns(const std::string& prefix = "") {
+  std::string columns;
+  for (const PlatformField& field : platform_fields()) {
+    if (!columns.empty()) columns += ", ";
+    columns += prefix;
+    columns += field.name;
+  }
+  return columns;
+}
+
+// Reads platform_fields() from `first` on, as the query selected them.
+Platform read_platform(const sqlite::Statement& row, int first) {
+  Platform platform;
+  int column = first;
+  for (const PlatformField& field : platform_fields()) field.set(platform, row.text(column++));
+  return platform;
+}
+
+// The measurement columns every query selects, in read_measurement() order.
+constexpr const char* kMeasurementSelect =
+    "SELECT s.m, s.n, s.k, r.dtype, r.threads, r.k_layers, r.k_block_factor, r.effective_k_layers, "
+    "r.effective_k_block_factor, r.bm, r.bn, r.bk, r.warmup, r.reps, r.mean_s, r.min_s, r.stddev_s, "
+    "r.screening, r.measured_at FROM measurements AS r JOIN shapes AS s ON s.id = r.shape_id "
+    "JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1";
+constexpr const char* kMeasurementOrder =
+    " ORDER BY s.m, s.n, s.k, r.dtype, r.threads, r.k_layers, r.k_block_factor, r.screening, r.measured_at";
+
+Measurement read_measurement(const sqlite::Statement& row) {
+  Measurement m;
+  m.shape = {row.integer(0), row.integer(1), row.integer(2)};
+  m.dtype = parse_dtype(row.text(3));
+  m.threads = static_cast<int>(row.integer(4));
+  m.k_layers = static_cast<int>(row.integer(5));
+  m.k_block_factor = static_cast<int>(row.integer(6));
+  m.effective_k_layers = static_cast<int>(row.integer(7));
+  m.effective_k_block_factor = static_cast<int>(row.integer(8));
+  m.blocks = {static_cast<int>(row.integer(9)), static_cast<int>(row.integer(10)), static_cast<int>(row.integer(11))};
+  m.warmup = static_cast<int>(row.integer(12));
+  m.reps = static_cast<int>(row.integer(13));
+  m.mean_s = row.real(14);
+  m.min_s = row.real(15);
+  m.stddev_s = row.real(16);
+  m.screening = row.integer(17) != 0;
+  m.measured_at = row.text(18);
+  return m;
+}
+
+constexpr const char* kWinnerSelect =
+    "SELECT w.m, w.n, w.k, w.dtype, w.threads, w.k_layers, w.k_block_factor, w.mean_s, w.min_s, w.reps "
+    "FROM winners AS w WHERE w.platform_hash = ?1";
+constexpr const char* kWinnerOrder = " ORDER BY w.m, w.n, w.k, w.dtype, w.threads";
+
+Winner read_winner(const sqlite::Statement& row) {
+  Winner w;
+  w.shape = {row.integer(0), row.integer(1), row.integer(2)};
+  w.dtype = parse_dtype(row.text(3));
+  w.threads = static_cast<int>(row.integer(4));
+  w.k_layers = static_cast<int>(row.integer(5));
+  w.k_block_factor = static_cast<int>(row.integer(6));
+  w.mean_s = row.real(7);
+  w.min_s = row.real(8);
+  w.reps = static_cast<int>(row.integer(9));
+  return w;
+}
+
+sqlite::Database open_database(const std::string& path, TuningStore::Mode mode) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const bool exists = fs::exists(path, error);
+  if (mode != TuningStore::Mode::create && !exists) throw Error("no tuning database at " + path);
+  if (exists && fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
+  if (!exists) {
+    const fs::path parent = fs::absolute(path, error).parent_path();
+    if (!fs::is_directory(parent, error))
+      throw Error("cannot create database " + path + ": directory " + parent.string() + " does not exist");
+  }
+  const int flags = mode == TuningStore::Mode::read_only ? SQLITE_OPEN_READONLY
+                    : mode == TuningStore::Mode::read_write
+                        ? SQLITE_OPEN_READWRITE
+                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  return sqlite::Database(path, flags);
+}
+
+std::string text_pragma(sqlite::Database& db, const char* pragma) {
+  sqlite::Statement statement = db.prepare(pragma);
+  return statement.step() ? statement.text(0) : std::string();
+}
+
+}  // namespace
+
+std::string utc_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + length, sizeof text - length, ".%06lldZ", static_cast<long long>(micros));
+  return text;
+}
+
+struct TuningStore::Impl {
+  sqlite::Database db;
+  std::optional<sqlite::Transaction> batch;
+
+  explicit Impl(sqlite::Database database) : db(std::move(database)) {}
+
+  std::int64_t platform_id(const std::string& hash) {
+    sqlite::Statement query = db.prepare("SELECT id FROM platforms WHERE hash = ?1");
+    query.bind(1, hash);
+    if (!query.step()) throw Error("database " + db.path() + " has no platform " + hash);
+    return query.integer(0);
+  }
+
+  std::vector<Measurement> measurements(const std::string& where, const std::string& hash,
+                                        const std::function<void(sqlite::Statement&)>& bind_more) {
+    sqlite::Statement query = db.prepare(std::string(kMeasurementSelect) + where + kMeasurementOrder);
+    query.bind(1, hash);
+    bind_more(query);
+    std::vector<Measurement> out;
+    while (query.step()) out.push_back(read_measurement(query));
+    return out;
+  }
+
+  std::vector<Winner> winners(const std::string& where, const std::string& hash,
+                              const std::function<void(sqlite::Statement&)>& bind_more) {
+    sqlite::Statement query = db.prepare(std::string(kWinnerSelect) + where + kWinnerOrder);
+    query.bind(1, hash);
+    bind_more(query);
+    std::vector<Winner> out;
+    while (query.step()) out.push_back(read_winner(query));
+    return out;
+  }
+};
+
+TuningStore::TuningStore(const std::string& path, Mode mode) {
+  sqlite::Database db = open_database(path, mode);
+  const int version = schema::check(db);
+  if (mode == Mode::read_only) {
+    if (version == 0) throw Error(path + " holds no tuning data (an empty file)");
+    if (version < schema::kVersion)
+      throw Error(path + " has the older schema version " + std::to_string(version) +
+                  "; open it once for writing (sfc-tune import or tune) to migrate it");
+  } else {
+    // WAL lets readers in other processes work while a tuner writes; FULL
+    // syncs every commit, so a finished shape survives even a power cut.
+    if (text_pragma(db, "PRAGMA journal_mode = WAL") != "wal")
+      throw Error("database " + path + ": this file system does not support SQLite's WAL mode");
+    db.exec("PRAGMA synchronous = FULL");
+    if (version < schema::kVersion) schema::migrate(db);
+  }
+  db.exec("PRAGMA foreign_keys = ON");
+  impl_ = std::make_unique<Impl>(std::move(db));
+}
+
+TuningStore::~TuningStore() = default;
+TuningStore::TuningStore(TuningStore&&) noexcept = default;
+TuningStore& TuningStore::operator=(TuningStore&&) noexcept = default;
+
+const std::string& TuningStore::path() const { return impl_->db.path(); }
+
+std::vector<Platform> TuningStore::platforms() const {
+  sqlite::Statement query = impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms ORDER BY hash");
+  std::vector<Platform> out;
+  while (query.step()) out.push_back(read_platform(query, 0));
+  return out;
+}
+
+std::optional<Platform> TuningStore::platform(const std::string& hash) const {
+  sqlite::Statement query =
+      impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms WHERE hash = ?1");
+  query.bind(1, hash);
+  if (!query.step()) return std::nullopt;
+  return read_platform(query, 0);
+}
+
+void TuningStore::upsert_platform(const Platform& platform) {
+  const std::string hash = platform.hash();
+  if (const std::optional<Platform> stored = this->platform(hash)) {
+    for (const PlatformField& field : platform_fields())
+      if (field.get(*stored) != field.get(platform))
+        throw Error("database " + path() + ": platform hash " + hash + " already names a different platform (" +
+                    std::string(field.name) + " '" + field.get(*stored) + "' vs '" + field.get(platform) + "')");
+    return;
+  }
+  std::string placeholders;
+  for (std::size_t i = 0; i < platform_fields().size(); ++i) placeholders += ", ?" + std::to_string(i + 2);
+  sqlite::Statement insert = impl_->db.prepare("INSERT INTO platforms (hash, " + platform_columns() +
+                                               ") VALUES (?1" + placeholders + ")");
+  insert.bind(1, hash);
+  int index = 2;
+  for (const PlatformField& field : platform_fields()) {
+    const std::string value = field.get(platform);
+    if (field.numeric)
+      insert.bind(index++, static_cast<std::int64_t>(std::stoll(value)));
+    else
+      insert.bind(index++, value);
+  }
+  insert.run();
+}
+
+std::int64_t TuningStore::record(const std::string& platform_hash, std::span<const Measurement> measurements) {
+  sqlite::Database& db = impl_->db;
+  // Inside a batch, the batch's transaction holds these rows; alone, one
+  // transaction per call keeps a recorded shape whole or absent.
+  std::optional<sqlite::Transaction> own;
+  if (!db.in_transaction()) own.emplace(db);
+
+  const std::int64_t platform_id = impl_->platform_id(platform_hash);
+  sqlite::Statement shape = db.prepare(
+      "INSERT INTO shapes (m, n, k) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT (m, n, k) DO UPDATE SET m = excluded.m RETURNING id");
+  sqlite::Statement insert = db.prepare(
+      "INSERT INTO measurements (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, "
+      "effective_k_layers, effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, "
+      "screening, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+      "?17, ?18) ON CONFLICT DO NOTHING");
+  std::int64_t added = 0;
+  for (const Measurement& m : measurements) {
+    if (m.measured_at.empty()) throw Error("database " + path() + ": a measurement has no time stamp");
+    shape.bind(1, m.shape.m).bind(2, m.shape.n).bind(3, m.shape.k);
+    if (!shape.step()) throw Error("database " + path() + ": could not store a shape");
+    const std::int64_t shape_id = shape.integer(0);
+    shape.reset();
+    insert.bind(1, platform_id).bind(2, shape_id).bind(3, to_string(m.dtype)).bind(4, m.threads);
+    insert.bind(5, m.k_layers).bind(6, m.k_block_factor);
+    insert.bind(7, m.effective_k_layers).bind(8, m.effective_k_block_factor);
+    insert.bind(9, m.blocks.bm).bind(10, m.blocks.bn).bind(11, m.blocks.bk);
+    insert.bind(12, m.warmup).bind(13, m.reps).bind(14, m.mean_s).bind(15, m.min_s).bind(16, m.stddev_s);
+    insert.bind(17, m.screening ? 1 : 0).bind(18, m.measured_at);
+    insert.run();
+    added += db.changes();
+    insert.reset();
+  }
+  if (own) own->commit();
+  return added;
+}
+
+void TuningStore::begin_batch() {
+  if (impl_->batch) throw Error("database " + path() + ": batches do not nest");
+  impl_->batch.emplace(impl_->db);
+}
+
+void TuningStore::commit_batch() {
+  impl_->batch->commit();
+  impl_->batch.reset();
+}
+
+void TuningStore::abandon_batch() noexcept { impl_->batch.reset(); }
+
+std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash) const {
+  return impl_->measurements("", platform_hash, [](sqlite::Statement&) {});
+}
+
+std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, DType dtype,
+                                                   int threads) const {
+  return impl_->measurements(" AND r.dtype = ?2 AND r.threads = ?3", platform_hash, [&](sqlite::Statement& q) {
+    q.bind(2, to_string(dtype)).bind(3, threads);
+  });
+}
+
+std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, const GemmShape& shape,
+                                                   DType dtype, int threads) const {
+  return impl_->measurements(" AND r.dtype = ?2 AND r.threads = ?3 AND s.m = ?4 AND s.n = ?5 AND s.k = ?6",
+                             platform_hash, [&](sqlite::Statement& q) {
+                               q.bind(2, to_string(dtype)).bind(3, threads);
+                               q.bind(4, shape.m).bind(5, shape.n).bind(6, shape.k);
+                             });
+}
+
+std::vector<Winner> TuningStore::winners(const std::string& platform_hash) const {
+  return impl_->winners("", platform_hash, [](sqlite::Statement&) {});
+}
+
+std::vector<Winner> TuningStore::winners(const std::string& platform_hash, DType dtype, int threads) const {
+  return impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3", platform_hash, [&](sqlite::Statement& q) {
+    q.bind(2, to_string(dtype)).bind(3, threads);
+  });
+}
+
+std::vector<ResultGroup> TuningStore::result_groups(const std::string& platform_hash) const {
+  sqlite::Statement query = impl_->db.prepare(
+      "SELECT r.dtype, r.threads, COUNT(DISTINCT r.shape_id), COUNT(*), "
+      "  (SELECT COUNT(*) FROM winners AS w WHERE w.platform_hash = ?1 AND w.dtype = r.dtype "
+      "   AND w.threads = r.threads) "
+      "FROM measurements AS r JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1 "
+      "GROUP BY r.dtype, r.threads ORDER BY r.dtype, r.threads");
+  query.bind(1, platform_hash);
+  std::vector<ResultGroup> out;
+  while (query.step())
+    out.push_back({.dtype = parse_dtype(query.text(0)),
+                   .threads = static_cast<int>(query.integer(1)),
+                   .shapes = query.integer(2),
+                   .tuned_shapes = query.integer(4),
+                   .measurements = query.integer(3)});
+  return out;
+}
+
+void TuningStore::save_calibration(const std::string& platform_hash, const Calibration& calibration) {
+  save_calibration(platform_hash, calibration, utc_timestamp());
+}
+
+void TuningStore::save_calibration(const std::string& platform_hash, const Calibration& calibration,
+                                   const std::string& measured_at) {
+  if (!(calibration.gamma_gflops_per_core >= 0 && std::isfinite(calibration.gamma_gflops_per_core)) ||
+      !(calibration.beta_gbytes_per_s >= 0 && std::isfinite(calibration.beta_gbytes_per_s)))
+    throw Error("a calibration needs finite gamma and beta >= 0 (0 = unknown)");
+  sqlite::Statement upsert = impl_->db.prepare(
+      "INSERT INTO calibrations (platform_id, gamma_gflops_per_core, beta_gbytes_per_s, measured_at) "
+      "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (platform_id) DO UPDATE SET "
+      "gamma_gflops_per_core = excluded.gamma_gflops_per_core, beta_gbytes_per_s = excluded.beta_gbytes_per_s, "
+      "measured_at = excluded.measured_at");
+  upsert.bind(1, impl_->platform_id(platform_hash));
+  upsert.bind(2, calibration.gamma_gflops_per_core).bind(3, calibration.beta_gbytes_per_s).bind(4, measured_at);
+  upsert.run();
+}
+
+Calibration TuningStore::calibration(const std::string& platform_hash) const {
+  sqlite::Statement query = impl_->db.prepare(
+      "SELECT c.gamma_gflops_per_core, c.beta_gbytes_per_s FROM calibrations AS c "
+      "JOIN platforms AS p ON p.id = c.platform_id WHERE p.hash = ?1");
+  query.bind(1, platform_hash);
+  if (!query.step()) return {};
+  return {query.real(0), query.real(1)};
+}
+
+std::optional<std::string> TuningStore::calibration_time(const std::string& platform_hash) const {
+  sqlite::Statement query = impl_->db.prepare(
+      "SELECT c.measured_at FROM calibrations AS c JOIN platforms AS p ON p.id = c.platform_id WHERE p.hash = ?1");
+  query.bind(1, platform_hash);
+  if (!query.step()) return std::nullopt;
+  return query.text(0);
+}
+
+TuningTable TuningStore::table(const std::string& platform_hash) const {
+  TuningTable table;
+  for (const ResultGroup& group : result_groups(platform_hash)) {
+    TuningTable part = this->table(platform_hash, group.dtype, group.threads);
+    table.platform = std::move(part.platform);
+    table.calibration = part.calibration;
+    table.shapes.insert(table.shapes.end(), part.shapes.begin(), part.shapes.end());
+  }
+  if (table.shapes.empty()) {  // still name the platform and its calibration
+    const std::optional<Platform> platform = this->platform(platform_hash);
+    if (!platform) throw Error("database " + path() + " has no platform " + platform_hash);
+    table.platform = *platform;
+    table.calibration = calibration(platform_hash);
+  }
+  return table;
+}
+
+TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, int threads) const {
+  const std::optional<Platform> platform = this->platform(platform_hash);
+  if (!platform) throw Error("database " + path() + " has no platform " + platform_hash);
+  TuningTable table{.platform = *platform, .calibration = calibration(platform_hash), .shapes = {}};
+
+  // Every configuration's time, shape by shape, then the winners on top.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> shapes;
+  sqlite::Statement times = impl_->db.prepare(
+      "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.mean_s FROM config_times AS c "
+      "JOIN shapes AS s ON s.id = c.shape_id JOIN platforms AS p ON p.id = c.platform_id "
+      "WHERE p.hash = ?1 AND c.dtype = ?2 AND c.threads = ?3");
+  times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads);
+  while (times.step()) {
+    auto [entry, added] = shapes.try_emplace({times.integer(0), times.integer(1), times.integer(2)});
+    TunedShape& shape = entry->second;
+    if (added) {
+      shape.shape = {times.integer(0), times.integer(1), times.integer(2)};
+      shape.dtype = dtype;
+      shape.threads = threads;
+      shape.mean_seconds.fill(NAN);
+    }
+    shape.mean_seconds[config_index(static_cast<int>(times.integer(3)), static_cast<int>(times.integer(4)))] =
+        static_cast<float>(times.real(5));
+  }
+  for (const Winner& winner : winners(platform_hash, dtype, threads)) {
+    TunedShape& shape = shapes.at({winner.shape.m, winner.shape.n, winner.shape.k});
+    shape.k_layers = winner.k_layers;
+    shape.k_block_factor = winner.k_block_factor;
+    table.shapes.push_back(shape);  // winners come ordered by M, N, K
+  }
+  return table;
+}
+
+}  // namespace sfc

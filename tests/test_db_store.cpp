@@ -1,0 +1,252 @@
+// TuningStore: round trips, winners, tables, and refusing files it must not touch.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sfc/error.hpp"
+#include "sfc/tuning_store.hpp"
+#include "test_db_support.hpp"
+
+using sfc::Measurement;
+using sfc::TuningStore;
+using sfc::test::slurp;
+using sfc::test::TempDir;
+using Mode = sfc::TuningStore::Mode;
+
+namespace {
+
+Measurement measurement(sfc::GemmShape shape, int kl, int kbf, double mean, const std::string& at,
+                        bool screening = false) {
+  return {.shape = shape,
+          .dtype = sfc::DType::f32,
+          .threads = 2,
+          .k_layers = kl,
+          .k_block_factor = kbf,
+          .effective_k_layers = kl,
+          .effective_k_block_factor = kbf,
+          .blocks = {32, 32, 32},
+          .warmup = screening ? 1 : 2,
+          .reps = screening ? 1 : 10,
+          .mean_s = mean,
+          .min_s = mean * 0.9,
+          .stddev_s = mean * 0.01,
+          .screening = screening,
+          .measured_at = at};
+}
+
+// Runs raw SQL on a database file, outside the store.
+void raw_sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* error = nullptr;
+  const int code = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  REQUIRE_MESSAGE(code == SQLITE_OK, message);
+}
+
+std::string open_error(const std::string& path, Mode mode) {
+  try {
+    TuningStore store(path, mode);
+  } catch (const sfc::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("store: measurements round trip and a second record of the same ones adds nothing") {
+  TempDir dir("store");
+  const sfc::Platform platform = sfc::test::sample_platform();
+  const std::string hash = platform.hash();
+  const sfc::GemmShape shape{256, 512, 128};
+  std::vector<Measurement> rows = {measurement(shape, 1, 1, 2e-3, "2025-01-01T00:00:00.000001Z"),
+                                   measurement(shape, 2, 1, 1e-3, "2025-01-01T00:00:00.000002Z"),
+                                   measurement(shape, 2, 2, 3e-3, "2025-01-01T00:00:00.000003Z", true)};
+  rows[1].effective_k_block_factor = 1;
+  rows[1].blocks = {64, 32, 16};
+  {
+    TuningStore store(dir.file("t.db"), Mode::create);
+    store.upsert_platform(platform);
+    store.upsert_platform(platform);  // idempotent
+    CHECK(store.record(hash, rows) == 3);
+    CHECK(store.record(hash, rows) == 0);
+  }
+  TuningStore store(dir.file("t.db"), Mode::read_only);
+  REQUIRE(store.platforms().size() == 1);
+  CHECK(store.platforms()[0].hash() == hash);
+  CHECK(store.platforms()[0].cpu_model == platform.cpu_model);
+  const std::vector<Measurement> back = store.measurements(hash, sfc::DType::f32, 2);
+  REQUIRE(back.size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    const Measurement &a = rows[i], &b = back[i];
+    CHECK(b.shape.m == a.shape.m);
+    CHECK(b.shape.k == a.shape.k);
+    CHECK(b.k_layers == a.k_layers);
+    CHECK(b.k_block_factor == a.k_block_factor);
+    CHECK(b.effective_k_block_factor == a.effective_k_block_factor);
+    CHECK(b.blocks.bm == a.blocks.bm);
+    CHECK(b.blocks.bk == a.blocks.bk);
+    CHECK(b.warmup == a.warmup);
+    CHECK(b.reps == a.reps);
+    CHECK(b.mean_s == a.mean_s);
+    CHECK(b.min_s == a.min_s);
+    CHECK(b.stddev_s == a.stddev_s);
+    CHECK(b.screening == a.screening);
+    CHECK(b.measured_at == a.measured_at);
+  }
+  CHECK(store.measurements(hash, sfc::DType::f64, 2).empty());
+  CHECK(store.measurements(hash, shape, sfc::DType::f32, 2).size() == 3);
+  CHECK(store.measurements(hash, sfc::GemmShape{1, 2, 3}, sfc::DType::f32, 2).empty());
+}
+
+TEST_CASE("store: winners pool repeated measurements and ignore screening ones") {
+  TempDir dir("store");
+  const std::string hash = sfc::test::sample_platform().hash();
+  const sfc::GemmShape a{512, 512, 512}, b{1024, 256, 512};
+  TuningStore store(dir.file("t.db"), Mode::create);
+  store.upsert_platform(sfc::test::sample_platform());
+  store.record(hash, std::vector<Measurement>{
+                         // a: (1,1) measured twice, pooled 3e-3; (1,2) 2.5e-3 wins; (4,4) screened faster but not full.
+                         measurement(a, 1, 1, 2e-3, "t1"), measurement(a, 1, 1, 4e-3, "t2"),
+                         measurement(a, 1, 2, 2.5e-3, "t3"), measurement(a, 4, 4, 1e-3, "t4", true),
+                         // b: a tie goes to the fewer copies of C.
+                         measurement(b, 2, 1, 1e-3, "t5"), measurement(b, 1, 3, 1e-3, "t6")});
+  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2);
+  REQUIRE(winners.size() == 2);
+  CHECK(winners[0].shape.m == 512);
+  CHECK(winners[0].k_layers == 1);
+  CHECK(winners[0].k_block_factor == 2);
+  CHECK(winners[1].shape.m == 1024);
+  CHECK(winners[1].k_layers == 1);
+  CHECK(winners[1].k_block_factor == 3);
+
+  const sfc::TuningTable table = store.table(hash, sfc::DType::f32, 2);
+  REQUIRE(table.shapes.size() == 2);
+  const sfc::TunedShape& t = table.shapes[0];
+  CHECK(t.mean_seconds[sfc::config_index(1, 1)] == doctest::Approx(3e-3));
+  CHECK(t.mean_seconds[sfc::config_index(1, 2)] == doctest::Approx(2.5e-3));
+  CHECK(t.mean_seconds[sfc::config_index(4, 4)] == doctest::Approx(1e-3));  // screening-only time
+  CHECK(std::isnan(t.mean_seconds[sfc::config_index(8, 8)]));
+  CHECK(t.k_layers == 1);
+  CHECK(t.k_block_factor == 2);
+  CHECK(table.platform.hash() == hash);
+
+  const std::vector<sfc::ResultGroup> groups = store.result_groups(hash);
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].shapes == 2);
+  CHECK(groups[0].tuned_shapes == 2);
+  CHECK(groups[0].measurements == 6);
+}
+
+TEST_CASE("store: calibrations are kept per platform") {
+  TempDir dir("store");
+  const std::string hash = sfc::test::sample_platform().hash();
+  TuningStore store(dir.file("t.db"), Mode::create);
+  store.upsert_platform(sfc::test::sample_platform());
+  CHECK(store.calibration(hash).gamma_gflops_per_core == 0);
+  CHECK_FALSE(store.calibration_time(hash));
+  store.save_calibration(hash, {190.5, 30.25});
+  store.save_calibration(hash, {195.5, 31.25});
+  CHECK(store.calibration(hash).gamma_gflops_per_core == 195.5);
+  CHECK(store.calibration(hash).beta_gbytes_per_s == 31.25);
+  CHECK(store.table(hash).calibration.gamma_gflops_per_core == 195.5);
+  CHECK_THROWS_AS(store.save_calibration(hash, {-1, 2}), sfc::Error);
+  CHECK_THROWS_AS(store.save_calibration("0000000000000000", {1, 2}), sfc::Error);
+}
+
+TEST_CASE("store: a failing batch leaves nothing behind") {
+  TempDir dir("store");
+  const std::string hash = sfc::test::sample_platform().hash();
+  TuningStore store(dir.file("t.db"), Mode::create);
+  store.upsert_platform(sfc::test::sample_platform());
+  CHECK_THROWS_AS(store.batch([&] {
+    store.record(hash, std::vector<Measurement>{measurement({64, 64, 64}, 1, 1, 1e-4, "t1")});
+    throw sfc::Error("stop here");
+  }),
+                  sfc::Error);
+  CHECK(store.measurements(hash).empty());
+  // A CHECK constraint (k_layers 9) fails the whole record() call.
+  CHECK_THROWS_AS(store.record(hash, std::vector<Measurement>{measurement({64, 64, 64}, 1, 1, 1e-4, "t1"),
+                                                                measurement({64, 64, 64}, 9, 1, 1e-4, "t2")}),
+                  sfc::Error);
+  CHECK(store.measurements(hash).empty());
+}
+
+TEST_CASE("store: readers in another connection see committed shapes while a writer works") {
+  TempDir dir("store");
+  const std::string hash = sfc::test::sample_platform().hash();
+  TuningStore writer(dir.file("t.db"), Mode::create);
+  writer.upsert_platform(sfc::test::sample_platform());
+  writer.record(hash, std::vector<Measurement>{measurement({64, 64, 64}, 1, 1, 1e-4, "t1")});
+  writer.batch([&] {
+    writer.record(hash, std::vector<Measurement>{measurement({128, 64, 64}, 1, 1, 1e-4, "t2")});
+    TuningStore reader(dir.file("t.db"), Mode::read_only);
+    CHECK(reader.measurements(hash).size() == 1);  // not the uncommitted shape, and no "locked"
+  });
+  CHECK(TuningStore(dir.file("t.db"), Mode::read_only).measurements(hash).size() == 2);
+}
+
+TEST_CASE("store: files that are not tuning databases are refused and left untouched") {
+  TempDir dir("store");
+  SUBCASE("missing file, missing directory, a directory") {
+    CHECK(open_error(dir.file("absent.db"), Mode::read_only).find("no tuning database") != std::string::npos);
+    CHECK(open_error(dir.file("absent.db"), Mode::read_write).find("no tuning database") != std::string::npos);
+    CHECK(open_error(dir.file("no/dir/x.db"), Mode::create) != "");
+    CHECK(open_error(dir.path().string(), Mode::create).find("directory") != std::string::npos);
+  }
+  SUBCASE("a text file") {
+    const std::string path = dir.file("notes.txt");
+    sfc::test::write_file(path, std::string(3000, 'x') + "\nnot a database\n");
+    const std::string before = slurp(path);
+    CHECK(open_error(path, Mode::create).find("not an SQLite database") != std::string::npos);
+    CHECK(open_error(path, Mode::read_only) != "");
+    CHECK(slurp(path) == before);
+  }
+  SUBCASE("another program's SQLite database") {
+    const std::string path = dir.file("other.db");
+    raw_sql(path, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+    const std::string before = slurp(path);
+    CHECK(open_error(path, Mode::create).find("another program") != std::string::npos);
+    CHECK(slurp(path) == before);
+  }
+  SUBCASE("a newer schema") {
+    const std::string path = dir.file("new.db");
+    { TuningStore store(path, Mode::create); }
+    raw_sql(path, "PRAGMA user_version = 99;");
+    CHECK(open_error(path, Mode::read_write).find("newer") != std::string::npos);
+    CHECK(open_error(path, Mode::read_only).find("newer") != std::string::npos);
+  }
+  SUBCASE("a corrupt database") {
+    const std::string path = dir.file("corrupt.db");
+    {
+      TuningStore store(path, Mode::create);
+      store.upsert_platform(sfc::test::sample_platform());
+      std::vector<Measurement> rows;
+      for (int i = 1; i <= 400; ++i) rows.push_back(measurement({i, 64, 64}, 1, 1, 1e-4, "t"));
+      store.record(sfc::test::sample_platform().hash(), rows);
+    }
+    raw_sql(path, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;");
+    std::string bytes = slurp(path);
+    REQUIRE(bytes.size() > 8192);
+    // Scribble over the b-tree header of every page after the first (4 KiB pages).
+    for (std::size_t page = 4096; page + 8 <= bytes.size(); page += 4096)
+      for (std::size_t i = page; i < page + 8; ++i) bytes[i] = static_cast<char>(0xA5);
+    sfc::test::write_file(path, bytes);
+    CHECK(open_error(path, Mode::read_write).find("corrupt") != std::string::npos);
+    CHECK(slurp(path) == bytes);
+  }
+  SUBCASE("an empty file becomes a database; read-only it is refused") {
+    const std::string path = dir.file("empty.db");
+    sfc::test::write_file(path, "");
+    CHECK(open_error(path, Mode::read_only).find("empty") != std::string::npos);
+    CHECK(open_error(path, Mode::read_write) == "");
+  }
+}
