@@ -1,0 +1,73 @@
+// AnalyticalModel on textbook cases: where the roofline must favour extra
+// copies of C, where it must not, and the L2 rule for k_block_factor.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sfc/analytical_model.hpp"
+#include "sfc/error.hpp"
+
+using namespace sfc;
+
+namespace {
+constexpr std::size_t l2 = 1 << 20;
+const Calibration fast_memory{200, 400};  // GFLOP/s per core, GB/s: compute bound
+const Calibration slow_memory{200, 1};    // memory bound everywhere
+}  // namespace
+
+TEST_CASE("model: large K with small M, N and little bandwidth splits K into layers") {
+  const AnalyticalModel model(slow_memory, l2);
+  // 256 x 256 output tiles cannot feed 2 threads' A/B reuse: the K split
+  // halves the panel traffic per thread for a small reduction.
+  const ModelPrediction p = model.predict({256, 256, 65536}, DType::f32, 2);
+  CHECK(p.knobs.k_layers > 1);
+  CHECK(p.seconds[p.knobs.k_layers - 1] < p.seconds[0]);
+  // And with many threads, where each thread's patch is small (2.5D/3D).
+  CHECK(model.predict({1024, 1024, 16384}, DType::f32, 64).knobs.k_layers > 1);
+}
+
+TEST_CASE("model: a tiny K stays on one layer") {
+  const AnalyticalModel model(slow_memory, l2);
+  CHECK(model.predict({4096, 4096, 32}, DType::f32, 2).knobs.k_layers == 1);
+  const ModelPrediction p = model.predict({4096, 4096, 128}, DType::f32, 2);
+  CHECK(p.knobs.k_layers == 1);
+  // 128 = 2 K blocks of 64: a third layer does not exist for this shape.
+  CHECK(std::isinf(p.seconds[2]));
+}
+
+TEST_CASE("model: compute-bound square shapes keep one copy of C") {
+  const AnalyticalModel model(fast_memory, l2);
+  CHECK(model.predict({2048, 2048, 2048}, DType::f32, 2).knobs.k_layers == 1);
+}
+
+TEST_CASE("model: too few tiles for the threads are split along K") {
+  // One 64 x 64 tile: with one layer, one thread idles; two layers share it.
+  const AnalyticalModel model(fast_memory, l2);
+  CHECK(model.predict({64, 64, 8192}, DType::f32, 2).knobs.k_layers == 2);
+}
+
+TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {
+  const AnalyticalModel model(fast_memory, l2, 0.5);
+  // 128 x 128 x 256, 2 threads: each thread's patch is 64 x 128 (one 64 row
+  // block, two 64 column blocks), 192 panel rows x 256 K x 4 bytes = 192 KiB,
+  // within half of 1 MiB already.
+  CHECK(model.block_factor({128, 128, 256}, DType::f32, 2, 1) == 1);
+  // 2048 x 2048 x 2048: 3072 panel rows x 2048 x 4 = 24 MiB; even 8 rounds
+  // (3 MiB) do not fit, so the most rounds possible.
+  CHECK(model.block_factor({2048, 2048, 2048}, DType::f32, 2, 1) == 8);
+  // 512 x 512 x 512: 768 rows x 512 x 4 = 1.5 MiB -> 3 rounds (4 blocks of K
+  // per round at most -> 3 rounds of 3, 3, 2 blocks: 576 KiB > 512 KiB) -> 4.
+  CHECK(model.block_factor({512, 512, 512}, DType::f32, 2, 1) == 4);
+  // Unknown L2: the rule cannot apply.
+  CHECK(AnalyticalModel(fast_memory, 0).block_factor({512, 512, 512}, DType::f32, 2, 1) == 1);
+}
+
+TEST_CASE("model: refuses bad input and a missing calibration") {
+  const AnalyticalModel model(fast_memory, l2);
+  CHECK_THROWS_AS(model.predict({0, 64, 64}, DType::f32, 2), Error);
+  CHECK_THROWS_AS(model.predict({64, -1, 64}, DType::f32, 2), Error);
+  CHECK_THROWS_AS(model.predict({64, 64, 64}, DType::f32, 0), Error);
+  const AnalyticalModel uncalibrated(Calibration{}, l2);
+  CHECK_FALSE(uncalibrated.calibrated());
+  CHECK_THROWS_AS(uncalibrated.predict({64, 64, 64}, DType::f32, 2), Error);
+}

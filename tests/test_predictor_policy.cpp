@@ -1,0 +1,119 @@
+// ConfigPredictor on synthetic tables: exact hits, neighbours, the vote, and
+// each tier of the policy.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sfc/error.hpp"
+#include "sfc/predictor.hpp"
+#include "test_predictor_support.hpp"
+
+using namespace sfc;
+using sfc::test::synthetic_shape;
+using sfc::test::synthetic_table;
+
+namespace {
+
+// Winners by region: deep K wants (2, 4), the rest (1, 2).
+std::vector<TunedShape> grid_shapes() {
+  std::vector<TunedShape> shapes;
+  for (std::int64_t m : {256, 1024, 4096})
+    for (std::int64_t n : {256, 1024, 4096})
+      for (std::int64_t k : {256, 1024, 4096})
+        shapes.push_back(synthetic_shape({m, n, k}, k >= 4096 ? Knobs{2, 4} : Knobs{1, 2}));
+  return shapes;
+}
+
+const Calibration calibrated{200, 60};
+
+}  // namespace
+
+TEST_CASE("policy: a tuned shape is answered exactly with its winner") {
+  const ConfigPredictor p({synthetic_table(grid_shapes())});
+  const Answer a = p.query({1024, 256, 4096}, DType::f32, 2);
+  CHECK(a.tier == Tier::exact);
+  CHECK(a.distance == 0.0);
+  CHECK(a.knobs == Knobs{2, 4});
+  CHECK(a.nearest.m == 1024);
+  CHECK(a.nearest.n == 256);
+  CHECK(a.nearest.k == 4096);
+}
+
+TEST_CASE("policy: a shape near a tuned one takes its neighbour's winner") {
+  const ConfigPredictor p({synthetic_table(grid_shapes())});
+  const Answer a = p.query({1100, 300, 3900}, DType::f32, 2);
+  CHECK(a.tier == Tier::nearest);
+  CHECK(a.knobs == Knobs{2, 4});
+  CHECK(a.nearest.m == 1024);
+  CHECK(a.nearest.n == 256);
+  CHECK(a.nearest.k == 4096);
+  const double expected = std::hypot(std::log2(1100.0 / 1024), std::log2(300.0 / 256),
+                                     std::log2(3900.0 / 4096));
+  CHECK(a.distance == doctest::Approx(expected));
+  CHECK(to_string(a.tier) == "nearest");
+}
+
+TEST_CASE("policy: the vote prefers what is good on all neighbours") {
+  // The nearest shape's winner (4, 8) is 4% better than (1, 1) there, but
+  // (1, 1) wins on three other shapes around the query where (4, 8) is 40% off.
+  std::vector<TunedShape> shapes = {synthetic_shape({1024, 1024, 1024}, {4, 8})};
+  shapes[0].mean_seconds[config_index(1, 1)] = shapes[0].mean_seconds[config_index(4, 8)] * 1.04f;
+  for (GemmShape s : {GemmShape{1400, 1024, 1024}, {1024, 1400, 1024}, {1024, 1024, 1400}})
+    shapes.push_back(synthetic_shape(s, {1, 1}));
+  PredictorOptions votes;
+  votes.policy_votes = true;
+  const ConfigPredictor p({synthetic_table(shapes)}, votes);
+  const GemmShape query{1050, 1050, 1050};
+  CHECK(p.predict(Predictor::nearest, query, DType::f32, 2) == Knobs{4, 8});
+  CHECK(p.predict(Predictor::vote, query, DType::f32, 2) == Knobs{1, 1});
+  CHECK(p.query(query, DType::f32, 2).knobs == Knobs{1, 1});
+  // The nearest rule ships when votes are off.
+  CHECK(ConfigPredictor({synthetic_table(shapes)}).query(query, DType::f32, 2).knobs == Knobs{4, 8});
+}
+
+TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
+  const ConfigPredictor p({synthetic_table(grid_shapes(), calibrated)});
+  const GemmShape far{32, 32, 65536};
+  const Answer a = p.query(far, DType::f32, 2);
+  CHECK(a.tier == Tier::model);
+  CHECK(a.distance > 1.0);
+  CHECK(a.nearest.m == 256);
+  const AnalyticalModel model(calibrated, 1 << 20);
+  CHECK(a.knobs == model.predict(far, DType::f32, 2).knobs);
+}
+
+TEST_CASE("policy: without calibration or tuned shapes the safe default answers") {
+  const ConfigPredictor p({synthetic_table(grid_shapes())});
+  const Answer a = p.query({32, 32, 65536}, DType::f32, 2);
+  CHECK(a.tier == Tier::fallback);
+  CHECK(to_string(a.tier) == "default");
+  CHECK(a.knobs.k_layers == 1);
+  // Another thread count has no tuned shapes and no calibration of its own.
+  const Answer other = p.query({1024, 1024, 1024}, DType::f32, 4);
+  CHECK(other.tier == Tier::fallback);
+  CHECK(std::isinf(other.distance));
+  CHECK(other.nearest.m == 0);
+  // Nor does another dtype share the f32 winners.
+  CHECK(p.query({1024, 1024, 1024}, DType::f64, 2).tier == Tier::fallback);
+  CHECK(ConfigPredictor({}).query({64, 64, 64}, DType::f32, 1).knobs == Knobs{1, 1});
+}
+
+TEST_CASE("policy: the distance threshold decides between neighbour and model") {
+  PredictorOptions tight;
+  tight.max_distance = 0.05;
+  const ConfigPredictor p({synthetic_table(grid_shapes(), calibrated)}, tight);
+  CHECK(p.query({1100, 300, 3900}, DType::f32, 2).tier == Tier::model);
+  CHECK(p.query({1024, 256, 4096}, DType::f32, 2).tier == Tier::exact);
+}
+
+TEST_CASE("policy: bad input is refused with sfc::Error") {
+  const ConfigPredictor p({synthetic_table(grid_shapes(), calibrated)});
+  CHECK_THROWS_AS(p.query({0, 64, 64}, DType::f32, 2), Error);
+  CHECK_THROWS_AS(p.query({64, 64, -5}, DType::f32, 2), Error);
+  CHECK_THROWS_AS(p.query({64, 64, 64}, DType::f32, 0), Error);
+  CHECK_THROWS_AS(p.predict(Predictor::nearest, {64, 64, 64}, DType::f64, 2), Error);
+  CHECK_THROWS_AS(ConfigPredictor({}).predict(Predictor::model, {64, 64, 64}, DType::f32, 2), Error);
+  PredictorOptions bad;
+  bad.vote_neighbours = 0;
+  CHECK_THROWS_AS(ConfigPredictor({}, bad), Error);
+}
