@@ -112,28 +112,42 @@ void with_input_type(DType dtype, F&& f) {
 
 }  // namespace
 
+// The public helpers speak of the caller's A, B and C. For a transposed plan
+// (see plan_impl.hpp) A^T is the loop's right operand, B^T its left one and C^T
+// its output; reading a matrix through the opposite layout flag is exactly its
+// transpose, so the roles swap and the views flip.
 void GemmPlan::pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const {
   const Impl& p = *impl_;
-  check_ld(layout, lda, p.shape.m, p.shape.k, "A");
+  check_ld(layout, lda, p.user_shape.m, p.user_shape.k, "A");
+  const bool row = (layout == Layout::row_major) != p.transposed;
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);
-    pack_a_blocks<T>(p, {static_cast<const T*>(a), lda, layout == Layout::row_major}, static_cast<T*>(a_blocked));
+    const Plain<T> view{static_cast<const T*>(a), lda, row};
+    if (p.transposed)
+      pack_b_blocks<T>(p, view, static_cast<T*>(a_blocked));
+    else
+      pack_a_blocks<T>(p, view, static_cast<T*>(a_blocked));
   });
 }
 
 void GemmPlan::pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const {
   const Impl& p = *impl_;
-  check_ld(layout, ldb, p.shape.k, p.shape.n, "B");
+  check_ld(layout, ldb, p.user_shape.k, p.user_shape.n, "B");
+  const bool row = (layout == Layout::row_major) != p.transposed;
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);
-    pack_b_blocks<T>(p, {static_cast<const T*>(b), ldb, layout == Layout::row_major}, static_cast<T*>(b_blocked));
+    const Plain<T> view{static_cast<const T*>(b), ldb, row};
+    if (p.transposed)
+      pack_a_blocks<T>(p, view, static_cast<T*>(b_blocked));
+    else
+      pack_b_blocks<T>(p, view, static_cast<T*>(b_blocked));
   });
 }
 
 void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {
   const Impl& p = *impl_;
-  check_ld(layout, ldc, p.shape.m, p.shape.n, "C");
-  const bool row = layout == Layout::row_major;
+  check_ld(layout, ldc, p.user_shape.m, p.user_shape.n, "C");
+  const bool row = (layout == Layout::row_major) != p.transposed;
   if (p.dtype == DType::f64)
     unpack_c_blocks(p, static_cast<const double*>(c_blocked), static_cast<double*>(c), ldc, row);
   else

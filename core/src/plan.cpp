@@ -112,13 +112,15 @@ void run_sfc_ca(const GemmPlan::Impl& p, const KernelPair<Kernel>& kernel, const
 GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>()) {
   validate(request);
   Impl& p = *impl_;
-  p.shape = request.shape;
+  p.transposed = request.layout == Layout::row_major;
+  p.user_shape = request.shape;
+  p.shape = p.transposed ? GemmShape{request.shape.n, request.shape.m, request.shape.k} : request.shape;
   p.dtype = request.dtype;
   p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
-  const BlockSizes rule = choose_blocks(request.shape, request.dtype);
-  p.blocks = {request.blocks.bm ? request.blocks.bm : rule.bm,
-              request.blocks.bn ? request.blocks.bn : rule.bn,
-              request.blocks.bk ? request.blocks.bk : rule.bk};
+  const BlockSizes rule = choose_blocks(p.shape, request.dtype);
+  BlockSizes asked = request.blocks;  // in the caller's terms: bm along M
+  if (p.transposed) std::swap(asked.bm, asked.bn);
+  p.blocks = {asked.bm ? asked.bm : rule.bm, asked.bn ? asked.bn : rule.bn, asked.bk ? asked.bk : rule.bk};
   if (p.dtype == DType::bf16 && p.blocks.bk % 2)
     throw Error("bf16 needs an even bk (A is stored in VNNI pairs along K), got " +
                 std::to_string(p.blocks.bk));
@@ -170,8 +172,8 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   try {
     p.scratch = AlignedBuffer(std::size_t(c_bytes) * (p.layers - 1));
     if (plain) {
-      p.a_packed = AlignedBuffer(p.a_elements() * input_size(p.dtype));
-      p.b_packed = AlignedBuffer(p.b_elements() * input_size(p.dtype));
+      p.a_packed = AlignedBuffer(a_elements() * input_size(p.dtype));
+      p.b_packed = AlignedBuffer(b_elements() * input_size(p.dtype));
       p.c_packed = AlignedBuffer(p.c_elements() * output_size(p.dtype));
     }
   } catch (const std::bad_alloc&) {
@@ -183,17 +185,20 @@ GemmPlan::~GemmPlan() = default;
 GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
 GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
 
-const GemmShape& GemmPlan::shape() const { return impl_->shape; }
+const GemmShape& GemmPlan::shape() const { return impl_->user_shape; }
 DType GemmPlan::dtype() const { return impl_->dtype; }
 int GemmPlan::threads() const { return impl_->threads; }
 int GemmPlan::k_layers() const { return impl_->layers; }
 int GemmPlan::k_block_factor() const { return impl_->rounds; }
-BlockSizes GemmPlan::blocks() const { return impl_->blocks; }
-std::int64_t GemmPlan::mb() const { return impl_->mb; }
-std::int64_t GemmPlan::nb() const { return impl_->nb; }
+BlockSizes GemmPlan::blocks() const {
+  const BlockSizes& b = impl_->blocks;
+  return impl_->transposed ? BlockSizes{b.bn, b.bm, b.bk} : b;
+}
+std::int64_t GemmPlan::mb() const { return impl_->transposed ? impl_->nb : impl_->mb; }
+std::int64_t GemmPlan::nb() const { return impl_->transposed ? impl_->mb : impl_->nb; }
 std::int64_t GemmPlan::kb() const { return impl_->kb; }
-std::size_t GemmPlan::a_elements() const { return impl_->a_elements(); }
-std::size_t GemmPlan::b_elements() const { return impl_->b_elements(); }
+std::size_t GemmPlan::a_elements() const { return impl_->transposed ? impl_->b_elements() : impl_->a_elements(); }
+std::size_t GemmPlan::b_elements() const { return impl_->transposed ? impl_->a_elements() : impl_->b_elements(); }
 std::size_t GemmPlan::c_elements() const { return impl_->c_elements(); }
 std::size_t GemmPlan::workspace_bytes() const {
   const Impl& p = *impl_;
@@ -202,6 +207,7 @@ std::size_t GemmPlan::workspace_bytes() const {
 
 void GemmPlan::execute(const void* a, const void* b, void* c) const {
   const Impl& p = *impl_;
+  if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
   switch (p.dtype) {
     case DType::f32:
       run_sfc_ca(p, p.f32, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c));

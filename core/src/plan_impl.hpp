@@ -26,6 +26,13 @@ struct KernelPair {
 };
 
 struct GemmPlan::Impl {
+  // A plan for row-major operands computes C^T = B^T A^T: the row-major
+  // matrices, read as column-major, are exactly B^T, A^T and C^T, so packing
+  // becomes plain copies of contiguous runs instead of transposes (what BLAS
+  // libraries do with row-major calls). `shape` and everything below are those
+  // of the column-major problem the loop runs; `user_shape` is the caller's.
+  bool transposed = false;
+  GemmShape user_shape;
   GemmShape shape;
   DType dtype;
   int threads;

@@ -17,6 +17,11 @@
 //   C: [Nb][Mb][bn][bm]  -- block (in, im) holds C(im*bm + i, in*bn + j) at j*bm + i
 // so the K blocks of one A row panel (and of one B column panel) are contiguous,
 // which is what the stride-based batch-reduce GEMM walks.
+// A plan built for row-major operands (PlanRequest::layout = row_major) runs the
+// column-major problem C^T = B^T A^T, as BLAS libraries do, so that packing is
+// plain copies; its blocked A is then laid out as the B operand above (and B
+// as A, C as C^T). pack_a/pack_b/unpack_c/execute always take the caller's A,
+// B and C, so code that goes through them never needs to know.
 //
 // Element types: f32 and f64 use float/double for A, B and C; bf16 takes A and
 // B as raw bfloat16 bits (std::uint16_t) and accumulates into a float C.
