@@ -1,6 +1,276 @@
-// Placeholder until the issue that owns these commands lands.
+// `sfc-tune bench`: SFC-CA GEMM against OpenBLAS, BLIS and oneDNN over a grid
+// of shapes; prints a table (and optionally CSV, an SVG plot, JSON).
+#include <omp.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
 #include "commands.hpp"
+#include "sfc/analytical_model.hpp"
+#include "sfc/bench.hpp"
+#include "sfc/bench_report.hpp"
+#include "sfc/bench_summary.hpp"
+#include "sfc/calibration.hpp"
+#include "sfc/platform.hpp"
+#include "sfc/predictor.hpp"
+#include "sfc/tuning_store.hpp"
 
 namespace sfc::cli {
-void add_bench_command(CLI::App&) {}
+namespace {
+
+struct BenchArguments {
+  std::string grid, dtype = "f32", config = "best", db, vs = "openblas,blis,onednn";
+  std::string layout = "blocked", csv, plot;
+  int threads = 0, reps = 10, warmup = 2;
+  bool json = false;
+};
+
+// TODO(bench): replace with ShapeGrid::parse from tuner/include/sfc/tuner.hpp
+// once it lands. Until then a grid is a comma list of sizes, meaning their
+// cube cross product: "256,512" -> 256x256x256, 256x256x512, ... 512x512x512.
+std::vector<GemmShape> parse_size_list(const std::string& spec) {
+  std::vector<std::int64_t> sizes;
+  std::string_view rest = spec;
+  while (true) {
+    const std::string_view item = rest.substr(0, rest.find(','));
+    std::int64_t size = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), size);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || size < 1)
+      throw Error("--grid: '" + std::string(item) + "' is not a positive size (expected e.g. 256,512,1024)");
+    sizes.push_back(size);
+    if (item.size() == rest.size()) break;
+    rest.remove_prefix(item.size() + 1);
+  }
+  std::vector<GemmShape> shapes;
+  for (std::int64_t m : sizes)
+    for (std::int64_t n : sizes)
+      for (std::int64_t k : sizes) shapes.push_back({m, n, k});
+  return shapes;
+}
+
+// The command line exactly as the shell passed it (from /proc), each argument
+// quoted when the shell would need it, so the report can be reproduced.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text, argument;
+  while (std::getline(in, argument, '\0')) {
+    const bool plain = !argument.empty() &&
+                       argument.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                  "0123456789_-+=.,/:@%") == std::string::npos;
+    std::string quoted = "'";
+    for (char ch : argument) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    text += (text.empty() ? "" : " ") + (plain ? argument : quoted + "'");
+  }
+  return text.empty() ? "sfc-tune bench" : text;
+}
+
+// The --config value, checked before anything is measured.
+struct ConfigChoice {
+  std::string source;  // "tuned", "nn", "model", "default", "best" or "explicit"
+  SfcConfig knobs;     // for "explicit"
+};
+
+ConfigChoice parse_config_choice(const std::string& text, const std::string& db) {
+  if (text == "tuned" || text == "nn") {
+    if (db.empty()) throw Error("--config " + text + " reads the tuning database: give it with --db");
+    return {text, {}};
+  }
+  if (text == "model" || text == "default" || text == "best") return {text, {}};
+  const auto comma = text.find(',');
+  if (comma == std::string::npos)
+    throw Error("--config " + text + ": expected tuned, nn, model, default, best or K_LAYERS,K_BLOCK_FACTOR");
+  int values[2] = {0, 0};
+  const std::string_view parts[2] = {std::string_view(text).substr(0, comma),
+                                     std::string_view(text).substr(comma + 1)};
+  for (int i = 0; i < 2; ++i) {
+    const auto [end, error] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), values[i]);
+    if (error != std::errc() || end != parts[i].data() + parts[i].size() || values[i] < 1 ||
+        values[i] > kMaxKLayers)
+      throw Error("--config " + text + ": K_layers and k_block_factor must each be in 1..8");
+  }
+  return {"explicit", {values[0], values[1]}};
+}
+
+std::string shape_text(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+// Every source but the quick search answers for all shapes before anything is
+// measured, so a shape the database lacks fails at once, not an hour in.
+ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape>& shapes,
+                         const BenchOptions& options, const Calibration& calibration,
+                         const Platform& platform, const TuningStore* store) {
+  if (choice.source == "best") return quick_search_picker(options);
+  std::function<SfcConfig(const GemmShape&)> answer;
+  if (choice.source == "explicit") {
+    answer = [&](const GemmShape&) { return choice.knobs; };
+  } else if (choice.source == "default") {
+    answer = [](const GemmShape&) { return SfcConfig{}; };
+  } else if (choice.source == "model") {
+    const AnalyticalModel model(calibration, platform.l2_bytes);
+    answer = [model, &options](const GemmShape& shape) {
+      const Knobs knobs = model.predict(shape, options.dtype, options.threads).knobs;
+      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
+    };
+  } else if (choice.source == "tuned") {
+    const std::vector<Winner> winners = store->winners(platform.hash(), options.dtype, options.threads);
+    answer = [winners, &options, store](const GemmShape& shape) {
+      for (const Winner& w : winners)
+        if (w.shape.m == shape.m && w.shape.n == shape.n && w.shape.k == shape.k)
+          return SfcConfig{w.k_layers, w.k_block_factor};
+      throw Error("--config tuned: " + store->path() + " has no winner for " + shape_text(shape) + " " +
+                  std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
+                  " threads on this platform (tune it first, or use --config nn)");
+    };
+  } else {  // "nn": the winner of the nearest tuned shape
+    auto predictor = std::make_shared<ConfigPredictor>(
+        std::vector<TuningTable>{store->table(platform.hash(), options.dtype, options.threads)});
+    answer = [predictor, &options](const GemmShape& shape) {
+      const Knobs knobs = predictor->predict(Predictor::nearest, shape, options.dtype, options.threads);
+      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
+    };
+  }
+  auto configs = std::make_shared<std::vector<std::pair<GemmShape, SfcConfig>>>();
+  for (const GemmShape& shape : shapes) configs->emplace_back(shape, answer(shape));
+  return [configs](const GemmShape& shape) {
+    for (const auto& [known, config] : *configs)
+      if (known.m == shape.m && known.n == shape.n && known.k == shape.k) return config;
+    throw Error("no configuration was chosen for " + shape_text(shape));
+  };
+}
+
+// The 1-minute load average: other work on the machine skews every timing.
+double load_average() {
+  double load = -1;
+  std::ifstream("/proc/loadavg") >> load;
+  return load;
+}
+
+// Opens an output file before the (long) run, so a bad path fails at once.
+std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* option) {
+  if (path.empty()) return nullptr;
+  auto out = std::make_unique<std::ofstream>(path);
+  if (!*out) throw Error(std::string(option) + ": cannot write " + path);
+  return out;
+}
+
+void close_output(std::ofstream& out, const std::string& path) {
+  out.close();
+  if (!out) throw Error("writing " + path + " failed");
+}
+
+void run_bench_command(const BenchArguments& a) {
+  // Everything the user typed is checked before anything is measured.
+  const std::vector<GemmShape> shapes = parse_size_list(a.grid);
+  BenchOptions options;
+  options.dtype = parse_dtype(a.dtype);
+  options.layout = parse_layout(a.layout);
+  options.threads = a.threads > 0 ? a.threads : omp_get_max_threads();
+  options.reps = a.reps;
+  options.warmup = a.warmup;
+  const std::vector<std::string> peer_names = parse_peer_list(a.vs);
+  const ConfigChoice config = parse_config_choice(a.config, a.db);
+  std::optional<TuningStore> store;
+  if (!a.db.empty()) store.emplace(a.db, TuningStore::Mode::read_only);
+  auto csv = open_output(a.csv, "--csv");
+  auto plot = open_output(a.plot, "--plot");
+
+  const double load_at_start = load_average();
+  const Platform platform = detect_platform(options.threads);
+  BenchContext context;
+  context.command_line = command_line();
+  context.platform = platform.cpu_model + ", ISA " + platform.isa + ", " +
+                     std::to_string(platform.cores) + " cores, platform " + platform.hash();
+  context.dtype = options.dtype;
+  context.layout = options.layout;
+  context.threads = options.threads;
+  context.config_source = a.config;
+
+  // The roofline (and --config model) rest on a calibration: the one stored
+  // for this platform when the database has it, else measured now.
+  Calibration calibration = store ? store->calibration(platform.hash()) : Calibration{};
+  std::string calibration_source = "stored calibration in " + a.db;
+  if (calibration.gamma_gflops_per_core <= 0 || calibration.beta_gbytes_per_s <= 0) {
+    spdlog::info("calibrating the roofline on {} threads (a few seconds)", options.threads);
+    calibration = calibrate(options.threads);
+    calibration_source = "calibrate() on the spot";
+  }
+  context.roofline =
+      Roofline::from_calibration(calibration, options.dtype, options.threads, calibration_source);
+  const ConfigPicker picker =
+      make_picker(config, shapes, options, calibration, platform, store ? &*store : nullptr);
+
+  std::vector<std::unique_ptr<GemmPeer>> peers;
+  std::vector<std::string> load_notes;
+  for (const std::string& name : peer_names) {
+    PeerLoad load = load_peer(name);
+    if (!load.peer) {
+      spdlog::warn("{}", load.note);
+      load_notes.push_back(load.note);
+      continue;
+    }
+    context.libraries.push_back(load.peer->description());
+    peers.push_back(std::move(load.peer));
+  }
+
+  BenchResult result = run_bench(shapes, options, picker, std::move(peers), context.roofline);
+  result.notes.insert(result.notes.begin(), load_notes.begin(), load_notes.end());
+  context.machine_load = fmt::format("load average {:.2f} at the start, {:.2f} at the end ({} cores)",
+                                     load_at_start, load_average(), platform.cores);
+  const BenchSummary summary = summarize(result);
+
+  std::ostringstream table;
+  write_table(table, context, result, summary);
+  std::fputs(table.str().c_str(), stdout);
+  if (csv) {
+    write_csv(*csv, result, summary);
+    close_output(*csv, a.csv);
+  }
+  if (plot) {
+    write_svg(*plot, context, result);
+    close_output(*plot, a.plot);
+  }
+  if (a.json) std::printf("%s\n", to_json(context, result, summary).dump().c_str());
+  std::fflush(stdout);
+
+  for (const ShapeMeasurement& m : result.shapes)
+    if (m.max_error_ratio > 1) throw CLI::RuntimeError("SFC-CA's results disagree with the peers", 1);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto a = std::make_shared<BenchArguments>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Time SFC-CA GEMM against OpenBLAS, BLIS and oneDNN, shape by shape, on cold inputs");
+  cmd->add_option("--grid", a->grid, "Shapes: comma list of sizes, their cube cross product (e.g. 256,512,1024,2048)")
+      ->required();
+  cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads for every implementation (default: OMP_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--config", a->config,
+                  "SFC-CA configuration: tuned | nn | model | default (1,1) | best (quick search on "
+                  "the spot) | K_LAYERS,K_BLOCK_FACTOR")
+      ->capture_default_str();
+  cmd->add_option("--db", a->db, "Tuning database, for --config tuned or nn");
+  cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn")->capture_default_str();
+  cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation (mean reported)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--warmup", a->warmup, "Untimed warm-up runs before them")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--layout", a->layout,
+                  "SFC-CA's entry: blocked (native layout) or row (plain matrices, packing timed too)")
+      ->check(CLI::IsMember({"blocked", "row"}))->capture_default_str();
+  cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
+  cmd->add_option("--plot", a->plot, "Also write an SVG plot (GFLOP/s by shape, sorted by arithmetic intensity)");
+  cmd->add_flag("--json", a->json, "Print one JSON object as the last line of stdout");
+  cmd->callback([a] { run_bench_command(*a); });
+}
+
 }  // namespace sfc::cli

@@ -1,0 +1,70 @@
+// `sfc-tune bench`: SFC-CA GEMM against peer libraries, shape by shape in one
+// process, every implementation timed with the tuner's cold-input method
+// (sfc/measure.hpp) and the same warm-up and repetitions.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sfc/gemm.hpp"
+#include "sfc/gemm_peer.hpp"
+#include "sfc/measure.hpp"
+#include "sfc/roofline.hpp"
+
+namespace sfc {
+
+// SFC-CA GEMM's two knobs.
+struct SfcConfig {
+  int k_layers = 1;
+  int k_block_factor = 1;
+};
+
+// Chooses SFC-CA's configuration for a shape: fixed, from the tuning store,
+// from a predictor, or searched on the spot (quick_search_picker).
+using ConfigPicker = std::function<SfcConfig(const GemmShape& shape)>;
+
+struct BenchOptions {
+  DType dtype = DType::f32;
+  int threads = 1;
+  // SFC-CA's entry: blocked times plan.execute on blocked operands; row_major
+  // times plan.gemm on plain matrices, packing included. Peers always run on
+  // plain row-major matrices.
+  Layout layout = Layout::blocked;
+  int warmup = 2;
+  int reps = 10;
+};
+
+struct ShapeMeasurement {
+  GemmShape shape;
+  SfcConfig config;             // as the plan ran it (after clamping)
+  double roofline_gflops = 0;
+  std::vector<Timing> timings;  // one per implementation, in BenchResult order
+  // Largest |C_sfc - C_peer| over the peers, relative to the tolerance of the
+  // dtype: <= 1 means SFC-CA's result agrees with every peer.
+  double max_error_ratio = 0;
+};
+
+struct BenchResult {
+  std::vector<std::string> implementations;  // "sfc-ca" first, then each peer that ran
+  std::vector<ShapeMeasurement> shapes;
+  std::vector<std::string> notes;            // peers skipped, results that disagree
+};
+
+// The name SFC-CA GEMM has in reports.
+inline constexpr const char* kSfcImplementation = "sfc-ca";
+
+// Times every shape with SFC-CA (configuration from `picker`) and each peer.
+// Peers without the dtype are dropped with a note. Throws sfc::Error for a
+// bad request (the plan's validation, empty shape list, reps < 1).
+BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& options,
+                      const ConfigPicker& picker, std::vector<std::unique_ptr<GemmPeer>> peers,
+                      const Roofline& roofline);
+
+// A picker that times the configurations K_layers, k_block_factor in
+// {1, 2, 4, 8} (distinct after the plan's clamping) with one cold run each and
+// keeps the fastest. The benchmark then measures the winner afresh, so the
+// search's lucky draws do not flatter the reported figure.
+ConfigPicker quick_search_picker(const BenchOptions& options);
+
+}  // namespace sfc

@@ -1,0 +1,37 @@
+// Writers for a benchmark's outcome: the fixed-width table for people, CSV
+// and JSON for programs, and an SVG plot in the style of the paper's figures
+// 5 and 8 (GFLOP/s per shape, shapes sorted by arithmetic intensity, one
+// series per implementation plus the dashed roofline).
+#pragma once
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sfc/bench.hpp"
+#include "sfc/bench_summary.hpp"
+
+namespace sfc {
+
+// What the report header says about the run.
+struct BenchContext {
+  std::string command_line;  // exactly as typed
+  std::string platform;      // CPU, ISA, threads
+  DType dtype = DType::f32;
+  Layout layout = Layout::blocked;
+  int threads = 1;
+  std::string config_source;            // "best", "default", "2,4", ...
+  std::vector<std::string> libraries;   // one line per peer that ran
+  Roofline roofline;
+  std::string machine_load;  // other work on the machine, which skews timings
+};
+
+void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
+                 const BenchSummary& summary);
+void write_csv(std::ostream& out, const BenchResult& result, const BenchSummary& summary);
+nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
+                       const BenchSummary& summary);
+// A standalone SVG document (opens in a browser).
+void write_svg(std::ostream& out, const BenchContext& context, const BenchResult& result);
+
+}  // namespace sfc

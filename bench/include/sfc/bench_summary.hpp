@@ -1,0 +1,34 @@
+// The figures a benchmark is judged by: the weighted harmonic mean (WHM) of
+// throughput per implementation, sum of flops over sum of mean times (paper,
+// section IV), and SFC-CA's ratios to the peers.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "sfc/bench.hpp"
+
+namespace sfc {
+
+// sum(flops) / sum(seconds) / 1e9; throws sfc::Error if the lists differ in
+// length, are empty, or a time is not positive.
+double weighted_harmonic_mean_gflops(const std::vector<double>& flops,
+                                     const std::vector<double>& seconds);
+
+// GFLOP/s of one timed shape (flops over the mean time).
+double gflops(const GemmShape& shape, const Timing& timing);
+
+struct BenchSummary {
+  std::vector<double> whm_gflops;     // per implementation, BenchResult order
+  // SFC-CA's WHM over each implementation's (index 0, SFC-CA itself: 1).
+  std::vector<double> ratio_vs;
+  std::optional<std::size_t> best_peer;      // implementation index; none without peers
+  std::optional<double> ratio_vs_best_peer;  // SFC-CA WHM / best peer's WHM
+  // Per shape: SFC-CA's GFLOP/s over the fastest peer's on that shape.
+  std::vector<std::optional<double>> shape_ratio_vs_best_peer;
+  std::optional<double> min_shape_ratio;
+};
+
+BenchSummary summarize(const BenchResult& result);
+
+}  // namespace sfc

@@ -1,0 +1,205 @@
+#include "sfc/bench.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <thread>
+
+#include "sfc/aligned_buffer.hpp"
+#include "sfc/bench_summary.hpp"
+
+namespace sfc {
+namespace {
+
+// OpenBLAS's worker threads spin for up to ~0.1 s after a call before they
+// sleep; on a machine with as many threads as cores they would steal cycles
+// from whichever implementation is timed next. Waiting this long after each
+// peer lets them go idle, so no implementation pays for its predecessor.
+constexpr auto kSettleTime = std::chrono::milliseconds(200);
+
+// Quick search: these values of both knobs, one cold warm-up and two timed runs each.
+constexpr int kSearchKnobs[] = {1, 2, 4, 8};
+constexpr int kSearchWarmup = 1, kSearchReps = 2;
+
+PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options,
+                         const SfcConfig& config) {
+  return {.shape = shape,
+          .dtype = options.dtype,
+          .threads = options.threads,
+          .k_layers = config.k_layers,
+          .k_block_factor = config.k_block_factor,
+          .layout = options.layout};
+}
+
+// The peers' timing uses the cold-input sets of `operands` like SFC-CA's; the
+// caches are flushed before the timed runs whether or not ColdOperands would
+// have (it does not expose that choice), which on this project's machines
+// (footprint 1 GiB) is the same decision for every shape it can hold.
+Timing time_peer(const GemmPeer& peer, const ColdOperands& operands, const GemmShape& shape,
+                 const BenchOptions& options) {
+  return time_runs(options.warmup, options.reps, operands.sets(), cold_footprint_bytes(),
+                   [&](int set) {
+                     peer.gemm(options.dtype, shape, operands.a(set), operands.lda(),
+                               operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
+                   });
+}
+
+// Unit roundoff of the type C accumulates in.
+double unit_roundoff(DType dtype) {
+  return dtype == DType::f64 ? std::numeric_limits<double>::epsilon() / 2
+                             : std::numeric_limits<float>::epsilon() / 2;
+}
+
+double element(const AlignedBuffer& c, DType dtype, std::size_t i) {
+  return dtype == DType::f64 ? c.as<double>()[i] : double(c.as<float>()[i]);
+}
+
+// Runs SFC-CA (pack, execute, unpack: the blocked path the timing used, plus
+// packing) and every peer on the first row-major input set, and returns the
+// largest difference to a peer over the tolerance: a summation-order bound,
+// 16 K u max(1, |C|), that real results meet by orders of magnitude and
+// wrong ones (a missing or doubled K block) miss by as much.
+double verify(const GemmPlan& plan, const ColdOperands& plain,
+              const std::vector<std::unique_ptr<GemmPeer>>& peers, DType dtype) {
+  const GemmShape& s = plan.shape();
+  const std::size_t in = input_size(dtype), out = output_size(dtype);
+  const std::size_t count = std::size_t(s.m * s.n);
+  AlignedBuffer a(plan.a_elements() * in), b(plan.b_elements() * in), c(plan.c_elements() * out);
+  AlignedBuffer ours(count * out), theirs(count * out);
+  plan.pack_a(Layout::row_major, plain.a(0), plain.lda(), a.data());
+  plan.pack_b(Layout::row_major, plain.b(0), plain.ldb(), b.data());
+  plan.execute(a.data(), b.data(), c.data());
+  plan.unpack_c(c.data(), Layout::row_major, ours.data(), s.n);
+
+  double worst = 0;
+  for (const auto& peer : peers) {
+    peer->gemm(dtype, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(), theirs.data(), s.n);
+    double largest = 1, difference = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double reference = element(theirs, dtype, i);
+      largest = std::max(largest, std::abs(reference));
+      // NaN compares false: count it as an infinite difference.
+      const double d = std::abs(element(ours, dtype, i) - reference);
+      difference = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(difference, d);
+    }
+    worst = std::max(worst, difference / (16.0 * double(s.k) * unit_roundoff(dtype) * largest));
+  }
+  return worst;
+}
+
+ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& options,
+                               const SfcConfig& config,
+                               const std::vector<std::unique_ptr<GemmPeer>>& peers,
+                               const Roofline& roofline) {
+  const GemmPlan plan(plan_request(shape, options, config));
+  ShapeMeasurement m;
+  m.shape = shape;
+  m.config = {plan.k_layers(), plan.k_block_factor()};
+  m.roofline_gflops = roofline.bound_gflops(shape, options.dtype);
+  const int runs = options.warmup + options.reps;
+  if (options.layout == Layout::blocked) {
+    // Own scope: the blocked sets are freed before the plain ones are made.
+    const ColdOperands blocked(plan, Layout::blocked, runs);
+    m.timings.push_back(blocked.time(plan, options.warmup, options.reps));
+  }
+  if (options.layout == Layout::blocked && peers.empty()) return m;
+
+  const ColdOperands plain(plan, Layout::row_major, runs);
+  if (options.layout != Layout::blocked)
+    m.timings.push_back(plain.time(plan, options.warmup, options.reps));
+  for (const auto& peer : peers) {
+    std::this_thread::sleep_for(kSettleTime);
+    m.timings.push_back(time_peer(*peer, plain, shape, options));
+  }
+  std::this_thread::sleep_for(kSettleTime);
+  if (!peers.empty()) m.max_error_ratio = verify(plan, plain, peers, options.dtype);
+  return m;
+}
+
+std::string shape_name(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+}  // namespace
+
+BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& options,
+                      const ConfigPicker& picker, std::vector<std::unique_ptr<GemmPeer>> peers,
+                      const Roofline& roofline) {
+  if (shapes.empty()) throw Error("the benchmark needs at least one shape");
+  if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
+  if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
+  if (options.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options.threads));
+  if (options.layout == Layout::col_major)
+    throw Error("the benchmark compares blocked or row-major entry; the peers run row-major");
+
+  BenchResult result;
+  result.implementations.emplace_back(kSfcImplementation);
+  std::vector<std::unique_ptr<GemmPeer>> usable;
+  for (auto& peer : peers) {
+    if (!peer->supports(options.dtype)) {
+      result.notes.push_back(std::string(peer->name()) + " skipped: it has no " +
+                             std::string(to_string(options.dtype)) + " GEMM");
+      continue;
+    }
+    peer->set_threads(options.threads);
+    result.implementations.emplace_back(peer->name());
+    usable.push_back(std::move(peer));
+  }
+
+  for (const GemmShape& shape : shapes) {
+    const SfcConfig config = picker(shape);
+    ShapeMeasurement m = measure_shape(shape, options, config, usable, roofline);
+    std::string line = shape_name(shape) + " (" + std::to_string(m.config.k_layers) + "," +
+                       std::to_string(m.config.k_block_factor) + "):";
+    for (std::size_t i = 0; i < m.timings.size(); ++i)
+      line += fmt::format(" {} {:.1f}", result.implementations[i], gflops(shape, m.timings[i]));
+    spdlog::info("{} GFLOP/s", line);
+    if (m.max_error_ratio > 1) {
+      result.notes.push_back("SFC-CA's result for " + shape_name(shape) +
+                             " differs from a peer's beyond rounding (" +
+                             fmt::format("{:.3g}", m.max_error_ratio) + "x the tolerance)");
+      spdlog::error("{}", result.notes.back());
+    }
+    result.shapes.push_back(std::move(m));
+  }
+  return result;
+}
+
+ConfigPicker quick_search_picker(const BenchOptions& options) {
+  return [options](const GemmShape& shape) {
+    // Clamping maps several requests to one configuration; time each once.
+    // Plans are built again for timing rather than kept: 16 plans' copies of
+    // C would hold up to a GiB for the larger shapes.
+    std::vector<SfcConfig> configs;
+    for (int layers : kSearchKnobs)
+      for (int rounds : kSearchKnobs) {
+        const GemmPlan plan(plan_request(shape, options, {layers, rounds}));
+        const SfcConfig effective{plan.k_layers(), plan.k_block_factor()};
+        if (std::none_of(configs.begin(), configs.end(), [&](const SfcConfig& c) {
+              return c.k_layers == effective.k_layers && c.k_block_factor == effective.k_block_factor;
+            }))
+          configs.push_back(effective);
+      }
+    std::optional<ColdOperands> operands;
+    SfcConfig best;
+    double best_seconds = std::numeric_limits<double>::infinity();
+    for (const SfcConfig& config : configs) {
+      const GemmPlan plan(plan_request(shape, options, config));
+      if (!operands) operands.emplace(plan, options.layout, kSearchWarmup + kSearchReps);
+      const double seconds = operands->time(plan, kSearchWarmup, kSearchReps).mean;
+      if (seconds < best_seconds) {
+        best_seconds = seconds;
+        best = config;
+      }
+    }
+    spdlog::debug("quick search {}: {} configurations, best ({},{})", shape_name(shape),
+                  configs.size(), best.k_layers, best.k_block_factor);
+    return best;
+  };
+}
+
+}  // namespace sfc

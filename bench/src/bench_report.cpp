@@ -1,0 +1,152 @@
+// The table, CSV and JSON writers (the SVG plot is in bench_plot.cpp).
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+
+#include "sfc/bench_report.hpp"
+
+namespace sfc {
+namespace {
+
+std::string shape_label(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+std::string ratio_text(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.2f}", *ratio) : "-";
+}
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// Column widths of the table.
+constexpr int kShapeWidth = 16, kNumberWidth = 10, kConfigWidth = 8;
+
+}  // namespace
+
+void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
+                 const BenchSummary& summary) {
+  const auto& names = result.implementations;
+  out << "# " << context.command_line << "\n";
+  out << "# platform: " << context.platform << "\n";
+  out << fmt::format("# {} GEMM, {} threads; SFC-CA {} entry{}, configuration: {}\n",
+                     to_string(context.dtype), context.threads, to_string(context.layout),
+                     context.layout == Layout::blocked ? "" : " (packing included)",
+                     context.config_source);
+  for (const std::string& library : context.libraries) out << "# peer: " << library << "\n";
+  out << fmt::format("# roofline: min({:.1f} GFLOP/s/core x {} threads, {:.1f} GB/s x flop/byte), {}\n",
+                     context.roofline.gflops_per_core, context.roofline.threads,
+                     context.roofline.bandwidth_gbs, context.roofline.source);
+  if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
+  out << "# GFLOP/s = 2MNK / mean time of cold-input runs; WHM = sum of flops / sum of times\n";
+  for (const std::string& note : result.notes) out << "# note: " << note << "\n";
+  out << "\n";
+
+  out << fmt::format("{:<{}}{:>{}}{:>{}}", "shape", kShapeWidth, "flop/B", kNumberWidth,
+                     "roofline", kNumberWidth);
+  for (const std::string& name : names) out << fmt::format("{:>{}}", name, kNumberWidth);
+  out << fmt::format("{:>{}}{:>{}}\n", "KL,KBF", kConfigWidth, "vs best", kNumberWidth);
+  for (std::size_t s = 0; s < result.shapes.size(); ++s) {
+    const ShapeMeasurement& m = result.shapes[s];
+    out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}", shape_label(m.shape), kShapeWidth,
+                       arithmetic_intensity(m.shape, context.dtype), kNumberWidth,
+                       m.roofline_gflops, kNumberWidth);
+    for (const Timing& t : m.timings) out << fmt::format("{:>{}.1f}", gflops(m.shape, t), kNumberWidth);
+    out << fmt::format("{:>{}}{:>{}}\n",
+                       fmt::format("{},{}", m.config.k_layers, m.config.k_block_factor),
+                       kConfigWidth, ratio_text(summary.shape_ratio_vs_best_peer[s]), kNumberWidth);
+  }
+
+  const int label_width = kShapeWidth + 2 * kNumberWidth;
+  out << fmt::format("{:<{}}", "WHM GFLOP/s", label_width);
+  for (double whm : summary.whm_gflops) out << fmt::format("{:>{}.1f}", whm, kNumberWidth);
+  out << "\n" << fmt::format("{:<{}}", "SFC-CA / implementation", label_width);
+  for (double ratio : summary.ratio_vs) out << fmt::format("{:>{}.3f}", ratio, kNumberWidth);
+  out << "\n\n";
+  if (summary.best_peer) {
+    const auto worst = std::min_element(
+        summary.shape_ratio_vs_best_peer.begin(), summary.shape_ratio_vs_best_peer.end());
+    out << fmt::format("SFC-CA WHM / best peer ({}): {:.3f}\n", names[*summary.best_peer],
+                       *summary.ratio_vs_best_peer);
+    out << fmt::format("lowest per-shape ratio to the best peer: {:.3f} ({})\n",
+                       *summary.min_shape_ratio,
+                       shape_label(result.shapes[std::size_t(
+                           worst - summary.shape_ratio_vs_best_peer.begin())].shape));
+  } else {
+    out << "no peer ran: nothing to compare SFC-CA with\n";
+  }
+}
+
+void write_csv(std::ostream& out, const BenchResult& result, const BenchSummary& summary) {
+  out << "m,n,k,k_layers,k_block_factor,roofline_gflops";
+  for (const std::string& name : result.implementations)
+    out << ',' << name << "_gflops," << name << "_mean_s," << name << "_stddev_s";
+  out << ",ratio_vs_best_peer,max_error_ratio\n";
+  for (std::size_t s = 0; s < result.shapes.size(); ++s) {
+    const ShapeMeasurement& m = result.shapes[s];
+    out << fmt::format("{},{},{},{},{},{:.3f}", m.shape.m, m.shape.n, m.shape.k, m.config.k_layers,
+                       m.config.k_block_factor, m.roofline_gflops);
+    for (const Timing& t : m.timings)
+      out << fmt::format(",{:.3f},{:.6e},{:.3e}", gflops(m.shape, t), t.mean, t.stddev);
+    const auto& ratio = summary.shape_ratio_vs_best_peer[s];
+    out << ',' << (ratio ? fmt::format("{:.4f}", *ratio) : "") << ','
+        << fmt::format("{:.3g}", m.max_error_ratio) << "\n";
+  }
+}
+
+nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
+                       const BenchSummary& summary) {
+  const auto& names = result.implementations;
+  nlohmann::json whm = nlohmann::json::object(), ratio_vs_peer = nlohmann::json::object();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    whm[names[i]] = summary.whm_gflops[i];
+    if (i > 0) ratio_vs_peer[names[i]] = summary.ratio_vs[i];
+  }
+  nlohmann::json shapes = nlohmann::json::array();
+  for (std::size_t s = 0; s < result.shapes.size(); ++s) {
+    const ShapeMeasurement& m = result.shapes[s];
+    nlohmann::json rate = nlohmann::json::object(), mean = nlohmann::json::object(),
+                   stddev = nlohmann::json::object();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      rate[names[i]] = gflops(m.shape, m.timings[i]);
+      mean[names[i]] = m.timings[i].mean;
+      stddev[names[i]] = m.timings[i].stddev;
+    }
+    shapes.push_back({{"m", m.shape.m},
+                      {"n", m.shape.n},
+                      {"k", m.shape.k},
+                      {"intensity", arithmetic_intensity(m.shape, context.dtype)},
+                      {"roofline_gflops", m.roofline_gflops},
+                      {"k_layers", m.config.k_layers},
+                      {"k_block_factor", m.config.k_block_factor},
+                      {"gflops", rate},
+                      {"mean_seconds", mean},
+                      {"stddev_seconds", stddev},
+                      {"ratio_vs_best_peer", optional_number(summary.shape_ratio_vs_best_peer[s])},
+                      {"max_error_ratio", m.max_error_ratio}});
+  }
+  return {{"command", context.command_line},
+          {"platform", context.platform},
+          {"dtype", to_string(context.dtype)},
+          {"layout", to_string(context.layout)},
+          {"threads", context.threads},
+          {"config", context.config_source},
+          {"libraries", context.libraries},
+          {"roofline",
+           {{"gflops_per_core", context.roofline.gflops_per_core},
+            {"bandwidth_gbs", context.roofline.bandwidth_gbs},
+            {"source", context.roofline.source}}},
+          {"machine_load", context.machine_load},
+          {"notes", result.notes},
+          {"implementations", names},
+          {"whm_gflops", whm},
+          {"ratio_vs_peer", ratio_vs_peer},
+          {"best_peer", summary.best_peer ? nlohmann::json(names[*summary.best_peer])
+                                          : nlohmann::json(nullptr)},
+          {"ratio_vs_best_peer", optional_number(summary.ratio_vs_best_peer)},
+          {"min_shape_ratio", optional_number(summary.min_shape_ratio)},
+          {"shapes", shapes}};
+}
+
+}  // namespace sfc

@@ -1,0 +1,52 @@
+// BLIS (the OpenMP build) through its CBLAS interface.
+#include <cstdint>
+#include <string>
+
+#include "peers.hpp"
+
+namespace sfc::bench_detail {
+namespace {
+
+class BlisPeer final : public GemmPeer {
+ public:
+  explicit BlisPeer(SharedLibrary library)
+      : library_(std::move(library)),
+        cblas_(library_),
+        // BLIS's dim_t is 64-bit on x86-64; an int64 argument is also read
+        // correctly by a 32-bit build (the low half of the same register).
+        set_num_threads_(library_.require<void (*)(std::int64_t)>("bli_thread_set_num_threads")),
+        version_(library_.require<const char* (*)()>("bli_info_get_version_str")()) {
+    // The value is small, so reading the low 32 bits of the gint_t result is
+    // right whatever BLIS's integer size.
+    const auto blas_int_bits = library_.require<std::int32_t (*)()>(
+        "bli_info_get_blas_int_type_size")();
+    if (blas_int_bits != 32)
+      throw PeerUnavailable(library_.path() + " is a BLIS build with " +
+                            std::to_string(blas_int_bits) + "-bit BLAS integers");
+  }
+
+  std::string_view name() const override { return "blis"; }
+  std::string description() const override {
+    return "BLIS " + version_ + " (" + library_.path() + ")";
+  }
+  bool supports(DType dtype) const override { return cblas_.supports(dtype); }
+  void set_threads(int threads) override { set_num_threads_(threads); }
+  void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
+            std::int64_t ldb, void* c, std::int64_t ldc) const override {
+    cblas_.gemm(name(), dtype, shape, a, lda, b, ldb, c, ldc);
+  }
+
+ private:
+  SharedLibrary library_;
+  CblasGemm cblas_;
+  void (*set_num_threads_)(std::int64_t);
+  std::string version_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmPeer> make_blis_peer(SharedLibrary library) {
+  return std::make_unique<BlisPeer>(std::move(library));
+}
+
+}  // namespace sfc::bench_detail

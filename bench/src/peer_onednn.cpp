@@ -1,0 +1,77 @@
+// oneDNN's BLAS-like entry points (dnnl_sgemm, dnnl_gemm_bf16bf16f32): row-major
+// by definition, 64-bit sizes, threads from the OpenMP runtime it links.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "peers.hpp"
+
+namespace sfc::bench_detail {
+namespace {
+
+// The parts of dnnl.h / dnnl_types.h (oneDNN 2.x and 3.x) used here; the
+// header is not needed to build, so the binary builds without libdnnl-dev.
+using DnnlDim = std::int64_t;  // dnnl_dim_t
+using DnnlStatus = int;        // dnnl_status_t, dnnl_success == 0
+struct DnnlVersion {           // dnnl_version_t
+  int major, minor, patch;
+  const char* hash;
+  unsigned cpu_runtime, gpu_runtime;
+};
+using Sgemm = DnnlStatus (*)(char, char, DnnlDim, DnnlDim, DnnlDim, float, const float*, DnnlDim,
+                             const float*, DnnlDim, float, float*, DnnlDim);
+using GemmBf16 = DnnlStatus (*)(char, char, DnnlDim, DnnlDim, DnnlDim, float, const std::uint16_t*,
+                                DnnlDim, const std::uint16_t*, DnnlDim, float, float*, DnnlDim);
+
+class OneDnnPeer final : public GemmPeer {
+ public:
+  explicit OneDnnPeer(SharedLibrary library)
+      : library_(std::move(library)),
+        sgemm_(library_.require<Sgemm>("dnnl_sgemm")),
+        gemm_bf16_(library_.find<GemmBf16>("dnnl_gemm_bf16bf16f32")),
+        // Looked up through the library's own dependencies: this is the OpenMP
+        // runtime oneDNN runs on, even if the binary carries another one.
+        omp_set_num_threads_(library_.require<void (*)(int)>("omp_set_num_threads")) {
+    const DnnlVersion* v = library_.require<const DnnlVersion* (*)()>("dnnl_version")();
+    version_ = std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+               std::to_string(v->patch);
+  }
+
+  std::string_view name() const override { return "onednn"; }
+  std::string description() const override {
+    return "oneDNN " + version_ + " (" + library_.path() + ")";
+  }
+  bool supports(DType dtype) const override {
+    return dtype == DType::f32 || (dtype == DType::bf16 && gemm_bf16_ != nullptr);
+  }
+  void set_threads(int threads) override { omp_set_num_threads_(threads); }
+  void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
+            std::int64_t ldb, void* c, std::int64_t ldc) const override {
+    require_dtype(*this, dtype);
+    const DnnlStatus status =
+        dtype == DType::f32
+            ? sgemm_('N', 'N', shape.m, shape.n, shape.k, 1.0f, static_cast<const float*>(a), lda,
+                     static_cast<const float*>(b), ldb, 0.0f, static_cast<float*>(c), ldc)
+            : gemm_bf16_('N', 'N', shape.m, shape.n, shape.k, 1.0f,
+                         static_cast<const std::uint16_t*>(a), lda,
+                         static_cast<const std::uint16_t*>(b), ldb, 0.0f, static_cast<float*>(c),
+                         ldc);
+    if (status != 0)
+      throw std::runtime_error("oneDNN GEMM failed with dnnl_status_t " + std::to_string(status));
+  }
+
+ private:
+  SharedLibrary library_;
+  Sgemm sgemm_;
+  GemmBf16 gemm_bf16_;  // absent from oneDNN builds without bf16 support
+  void (*omp_set_num_threads_)(int);
+  std::string version_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmPeer> make_onednn_peer(SharedLibrary library) {
+  return std::make_unique<OneDnnPeer>(std::move(library));
+}
+
+}  // namespace sfc::bench_detail

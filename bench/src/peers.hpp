@@ -1,0 +1,40 @@
+// Private to bench/: one factory per peer library (peer_<name>.cpp) and the
+// CBLAS entry points that OpenBLAS and BLIS share.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "sfc/gemm_peer.hpp"
+#include "shared_library.hpp"
+
+namespace sfc::bench_detail {
+
+// Each factory looks up its symbols and throws PeerUnavailable if the library
+// is not the build the peer needs.
+std::unique_ptr<GemmPeer> make_openblas_peer(SharedLibrary library);
+std::unique_ptr<GemmPeer> make_blis_peer(SharedLibrary library);
+std::unique_ptr<GemmPeer> make_onednn_peer(SharedLibrary library);
+
+// cblas_sgemm / cblas_dgemm with 32-bit integers (the LP64 interface both
+// Debian's OpenBLAS and BLIS export), called row-major, no transposes.
+class CblasGemm {
+ public:
+  explicit CblasGemm(const SharedLibrary& library);
+  bool supports(DType dtype) const { return dtype == DType::f32 || dtype == DType::f64; }
+  void gemm(std::string_view peer, DType dtype, const GemmShape& shape, const void* a,
+            std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) const;
+
+ private:
+  // CBLAS_ORDER and CBLAS_TRANSPOSE are plain ints in the ABI.
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
+                         int, double, double*, int);
+  Sgemm sgemm_;
+  Dgemm dgemm_;
+};
+
+// Throws sfc::Error naming the peer when it cannot run `dtype`.
+void require_dtype(const GemmPeer& peer, DType dtype);
+
+}  // namespace sfc::bench_detail
