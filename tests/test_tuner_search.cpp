@@ -1,0 +1,101 @@
+// Tuner on tiny shapes with the real engine: clamped duplicates, resume from
+// prior measurements, pruning, and the stop flag. (No timing assertions.)
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "sfc/tuner.hpp"
+
+namespace {
+
+// Small inputs, no 1 GiB cache flush: these tests check logic, not speed.
+sfc::TuneOptions tiny_options(double prune_margin = -1) {
+  setenv("SFC_COLD_BYTES", "1048576", 1);
+  return {.dtype = sfc::DType::f32, .threads = 2, .warmup = 0, .reps = 1, .prune_margin = prune_margin};
+}
+
+const sfc::GemmShape kShape{64, 96, 128};
+
+}  // namespace
+
+TEST_CASE("tuner: every configuration is recorded, clamped ones share one timing") {
+  const sfc::Tuner tuner(tiny_options());
+  const sfc::ShapeTuning t = tuner.tune(kShape, sfc::ConfigSet::all());
+  REQUIRE(t.measurements.size() == 64);
+  CHECK_FALSE(t.interrupted);
+  CHECK(t.result.k_layers >= 1);
+  CHECK(t.result.k_block_factor >= 1);
+  for (float seconds : t.result.mean_seconds) CHECK(seconds > 0);
+
+  std::set<std::pair<int, int>> effective;
+  for (const sfc::Measurement& m : t.measurements) {
+    CHECK(m.threads == 2);
+    CHECK(m.reps == 1);
+    CHECK_FALSE(m.screening);
+    CHECK(m.effective_k_layers <= m.k_layers);
+    CHECK(m.effective_k_block_factor <= m.k_block_factor);
+    CHECK(m.blocks.bk > 0);
+    effective.emplace(m.effective_k_layers, m.effective_k_block_factor);
+  }
+  // K = 128 has only a few K blocks, so most requests clamp onto a few plans,
+  // and requests sharing a plan carry the same time.
+  CHECK(effective.size() < 64);
+  for (const sfc::Measurement& a : t.measurements)
+    for (const sfc::Measurement& b : t.measurements)
+      if (a.effective_k_layers == b.effective_k_layers && a.effective_k_block_factor == b.effective_k_block_factor)
+        CHECK(a.mean_s == b.mean_s);
+  // The winner is the fastest (ties to the smallest configuration).
+  const float best = t.result.mean_seconds[sfc::config_index(t.result.k_layers, t.result.k_block_factor)];
+  for (float seconds : t.result.mean_seconds) CHECK(best <= seconds);
+}
+
+TEST_CASE("tuner: prior measurements are not taken again") {
+  const sfc::Tuner tuner(tiny_options());
+  const sfc::ConfigSet half = sfc::ConfigSet::parse("1:4", "1:8");
+  const sfc::ShapeTuning first = tuner.tune(kShape, half);
+  CHECK(first.measurements.size() == 32);
+  CHECK(tuner.has_work(sfc::ConfigSet::all(), first.measurements));
+  CHECK_FALSE(tuner.has_work(half, first.measurements));
+  CHECK(tuner.tune(kShape, half, first.measurements).measurements.empty());
+  const sfc::ShapeTuning rest = tuner.tune(kShape, sfc::ConfigSet::all(), first.measurements);
+  CHECK(rest.measurements.size() == 32);
+  for (const sfc::Measurement& m : rest.measurements) CHECK(m.k_layers > 4);
+  CHECK(std::isnan(rest.result.mean_seconds[sfc::config_index(1, 1)]));  // this call did not time it
+}
+
+TEST_CASE("tuner: pruning screens everything and fully times only the close ones") {
+  const sfc::Tuner tuner(tiny_options(0.0));  // margin 0: only the best screen survives
+  const sfc::ShapeTuning t = tuner.tune(kShape, sfc::ConfigSet::all());
+  int screens = 0, full = 0;
+  for (const sfc::Measurement& m : t.measurements) (m.screening ? screens : full) += 1;
+  CHECK(screens == 64);
+  CHECK(full >= 1);  // the best one (and any that clamp to the same plan)
+  CHECK(full < 64);
+  CHECK(t.result.k_layers >= 1);
+  CHECK_FALSE(tuner.has_work(sfc::ConfigSet::all(), t.measurements));
+  // Without pruning the same store still lacks full measurements.
+  CHECK(sfc::Tuner(tiny_options()).has_work(sfc::ConfigSet::all(), t.measurements));
+}
+
+TEST_CASE("tuner: the stop flag ends the search between configurations") {
+  const sfc::Tuner tuner(tiny_options());
+  std::atomic<bool> stop{false};
+  int steps = 0;
+  const sfc::ShapeTuning t = tuner.tune(kShape, sfc::ConfigSet::all(), {}, &stop, [&](const sfc::TuneStep& step) {
+    ++steps;
+    CHECK(step.total == 64);
+    if (step.done == 5) stop = true;
+  });
+  CHECK(t.interrupted);
+  CHECK(t.measurements.size() == 5);
+  CHECK(steps == 5);
+}
+
+TEST_CASE("tuner: bad options are refused") {
+  CHECK_THROWS_AS(sfc::Tuner({.reps = 0}), sfc::Error);
+  CHECK_THROWS_AS(sfc::Tuner({.warmup = -1}), sfc::Error);
+  CHECK_THROWS_AS(sfc::Tuner({.threads = -2}), sfc::Error);
+}

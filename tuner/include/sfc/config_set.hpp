@@ -1,0 +1,33 @@
+// ConfigSet: which (K_layers, k_block_factor) pairs a tuning run searches,
+// one bit per sfc::config_index(). All 64 by default; --k-layers and
+// --k-block-factors narrow it ("1:4", "1,2,4", "8").
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sfc/tuning_table.hpp"
+
+namespace sfc {
+
+class ConfigSet {
+ public:
+  static ConfigSet all() { return ConfigSet(~std::uint64_t{0}); }
+  // Lists of values in 1..8 (see ShapeGrid for the list syntax; LO:HI steps by 1).
+  static ConfigSet parse(std::string_view k_layers, std::string_view k_block_factors);
+
+  bool contains(int k_layers, int k_block_factor) const {
+    return (bits_ >> config_index(k_layers, k_block_factor)) & 1;
+  }
+  int size() const;
+  // (K_layers, k_block_factor) pairs, K_layers outermost.
+  std::vector<std::pair<int, int>> pairs() const;
+  std::uint64_t bits() const { return bits_; }
+
+ private:
+  explicit ConfigSet(std::uint64_t bits) : bits_(bits) {}
+  std::uint64_t bits_;
+};
+
+}  // namespace sfc

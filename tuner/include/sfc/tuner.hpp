@@ -1,0 +1,79 @@
+// Tuner: finds the fastest (K_layers, k_block_factor) of one shape by timing
+// the configurations of a ConfigSet with cold inputs (sfc/measure.hpp):
+// `warmup` untimed runs, then `reps` timed ones; the mean is the time, min and
+// standard deviation are kept too. The operands use the native blocked layout.
+//
+//   sfc::Tuner tuner({.dtype = sfc::DType::f32, .threads = 2, .reps = 10});
+//   sfc::ShapeTuning t = tuner.tune({1024, 1024, 1024}, sfc::ConfigSet::all());
+//   t.result.k_layers, t.result.k_block_factor   // the winner; t.measurements to store
+//
+// Requests that clamp to the same effective plan (K_layers and
+// k_block_factor are clamped to the K blocks there are) are timed once and
+// recorded under each request.
+//
+// Pruning (prune_margin >= 0) first screens every configuration with one
+// warm-up and one timed run, then times fully only those whose screening time
+// is within (1 + prune_margin) of the best screening time; the others keep
+// their screening measurement (marked as such) and cannot win.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "sfc/config_set.hpp"
+#include "sfc/gemm.hpp"
+#include "sfc/shape_grid.hpp"
+#include "sfc/tuning_store.hpp"
+#include "sfc/tuning_table.hpp"
+
+namespace sfc {
+
+struct TuneOptions {
+  DType dtype = DType::f32;
+  int threads = 0;            // 0: omp_get_max_threads()
+  int warmup = 2;             // untimed runs before the timed ones
+  int reps = 10;              // timed runs
+  double prune_margin = -1;   // < 0: time every configuration fully
+};
+
+// Reported after each configuration tune() handles.
+struct TuneStep {
+  bool screening = false;          // the pruning screen, or the full timing
+  int done = 0, total = 0;         // configurations of this phase
+  int best_k_layers = 0;           // best full measurement so far (0: none yet)
+  int best_k_block_factor = 0;
+  double best_seconds = 0;
+};
+
+struct ShapeTuning {
+  // The winner among this call's full measurements (0 0 when there is none)
+  // and the times this call took (NaN where it timed nothing).
+  TunedShape result;
+  std::vector<Measurement> measurements;  // everything this call timed, to record
+  bool interrupted = false;               // `stop` ended the search early
+};
+
+class Tuner {
+ public:
+  explicit Tuner(const TuneOptions& options);  // throws sfc::Error on bad options
+
+  const TuneOptions& options() const { return options_; }
+
+  // Whether tune() would time anything, given `prior`: the stored
+  // measurements of the shape with this dtype and thread count.
+  bool has_work(const ConfigSet& configs, std::span<const Measurement> prior) const;
+
+  // Times what `prior` does not hold yet: without pruning, every configuration
+  // without a full measurement; with pruning, the screen of every
+  // configuration without any measurement, then the full timing of the
+  // survivors that lack one. `stop` is checked between configurations.
+  ShapeTuning tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior = {},
+                   const std::atomic<bool>* stop = nullptr,
+                   const std::function<void(const TuneStep&)>& on_step = {}) const;
+
+ private:
+  TuneOptions options_;
+};
+
+}  // namespace sfc

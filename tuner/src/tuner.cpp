@@ -1,0 +1,172 @@
+#include "sfc/tuner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "sfc/error.hpp"
+#include "sfc/measure.hpp"
+
+namespace sfc {
+namespace {
+
+// The screening of a pruned search: one warm-up, one timed run.
+constexpr int kScreenWarmup = 1, kScreenReps = 1;
+
+// What the stored and new measurements say about each configuration.
+struct Knowledge {
+  std::uint64_t full = 0;  // has a full measurement
+  std::uint64_t any = 0;   // has any measurement
+  // Per configuration: the screening time (mean of its screenings), or its
+  // full time when it was never screened; NaN when unknown. Pruning compares these.
+  std::array<double, kConfigCount> reference;
+  std::array<double, kConfigCount> screen_sum{}, screen_reps{}, full_sum{}, full_reps{};
+
+  explicit Knowledge(std::span<const Measurement> measurements) {
+    reference.fill(NAN);
+    for (const Measurement& m : measurements) add(m);
+  }
+
+  void add(const Measurement& m) {
+    const int i = config_index(m.k_layers, m.k_block_factor);
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    any |= bit;
+    (m.screening ? screen_sum : full_sum)[i] += m.mean_s * m.reps;
+    (m.screening ? screen_reps : full_reps)[i] += m.reps;
+    if (!m.screening) full |= bit;
+    reference[i] = screen_reps[i] > 0 ? screen_sum[i] / screen_reps[i] : full_sum[i] / full_reps[i];
+  }
+
+  // Configurations of `configs` within (1 + margin) of the best reference time.
+  std::uint64_t survivors(const ConfigSet& configs, double margin) const {
+    double best = INFINITY;
+    for (auto [kl, kbf] : configs.pairs()) best = std::fmin(best, reference[config_index(kl, kbf)]);
+    std::uint64_t out = 0;
+    for (auto [kl, kbf] : configs.pairs())
+      if (reference[config_index(kl, kbf)] <= (1 + margin) * best) out |= std::uint64_t{1} << config_index(kl, kbf);
+    return out;
+  }
+};
+
+std::vector<std::pair<int, int>> select(const ConfigSet& configs, std::uint64_t keep) {
+  std::vector<std::pair<int, int>> out;
+  for (auto [kl, kbf] : configs.pairs())
+    if ((keep >> config_index(kl, kbf)) & 1) out.emplace_back(kl, kbf);
+  return out;
+}
+
+// The search over one shape: the timing passes share the cold operands, the
+// knowledge of what is measured, and the output.
+class ShapeSearch {
+ public:
+  ShapeSearch(const TuneOptions& options, const GemmShape& shape, std::span<const Measurement> prior)
+      : base_{.shape = shape, .dtype = options.dtype, .threads = options.threads},
+        operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
+        known(prior) {
+    out.result.shape = shape;
+    out.result.dtype = options.dtype;
+    out.result.threads = options.threads;
+    out.result.k_layers = out.result.k_block_factor = 0;
+    out.result.mean_seconds.fill(NAN);
+  }
+
+  // Times `configs` with `warmup` + `reps` runs each; false when `stop` ended it.
+  bool pass(const std::vector<std::pair<int, int>>& configs, int warmup, int reps, bool screening,
+            const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) {
+    std::map<std::pair<int, int>, Timing> timings;  // by effective configuration
+    TuneStep step{.screening = screening, .done = 0, .total = static_cast<int>(configs.size())};
+    for (auto [kl, kbf] : configs) {
+      if (stop && stop->load()) return false;
+      PlanRequest request = base_;
+      request.k_layers = kl;
+      request.k_block_factor = kbf;
+      const GemmPlan plan(request);
+      const std::pair<int, int> effective{plan.k_layers(), plan.k_block_factor()};
+      auto timed = timings.find(effective);
+      if (timed == timings.end()) {
+        // One set of cold operands serves every configuration of the shape.
+        if (!operands_) operands_ = std::make_unique<ColdOperands>(plan, Layout::blocked, operand_runs_);
+        timed = timings.emplace(effective, operands_->time(plan, warmup, reps)).first;
+      }
+      const Timing& t = timed->second;
+      Measurement m{.shape = base_.shape,
+                    .dtype = base_.dtype,
+                    .threads = plan.threads(),
+                    .k_layers = kl,
+                    .k_block_factor = kbf,
+                    .effective_k_layers = effective.first,
+                    .effective_k_block_factor = effective.second,
+                    .blocks = plan.blocks(),
+                    .warmup = warmup,
+                    .reps = t.reps,
+                    .mean_s = t.mean,
+                    .min_s = t.min,
+                    .stddev_s = t.stddev,
+                    .screening = screening,
+                    .measured_at = utc_timestamp()};
+      known.add(m);
+      out.result.threads = m.threads;
+      out.result.mean_seconds[config_index(kl, kbf)] = static_cast<float>(t.mean);
+      // Strictly faster only: a tie stays with the earlier, smaller configuration.
+      if (!screening && (out.result.k_layers == 0 || t.mean < best_seconds_)) {
+        out.result.k_layers = kl;
+        out.result.k_block_factor = kbf;
+        best_seconds_ = t.mean;
+      }
+      out.measurements.push_back(std::move(m));
+      ++step.done;
+      if (on_step) {
+        step.best_k_layers = out.result.k_layers;
+        step.best_k_block_factor = out.result.k_block_factor;
+        step.best_seconds = best_seconds_;
+        on_step(step);
+      }
+    }
+    return true;
+  }
+
+ private:
+  PlanRequest base_;
+  int operand_runs_;
+  std::unique_ptr<ColdOperands> operands_;  // made on the first timing
+  double best_seconds_ = 0;
+
+ public:
+  Knowledge known;
+  ShapeTuning out;
+};
+
+}  // namespace
+
+Tuner::Tuner(const TuneOptions& options) : options_(options) {
+  if (options.threads < 0) throw Error("threads must be >= 0 (0: all), got " + std::to_string(options.threads));
+  if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
+  if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
+  if (std::isnan(options.prune_margin)) throw Error("the pruning margin must be a number");
+}
+
+bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prior) const {
+  const Knowledge known(prior);
+  if (options_.prune_margin < 0) return (configs.bits() & ~known.full) != 0;
+  if ((configs.bits() & ~known.any) != 0) return true;  // something is still to be screened
+  return (known.survivors(configs, options_.prune_margin) & ~known.full) != 0;
+}
+
+ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior,
+                        const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) const {
+  ShapeSearch search(options_, shape, prior);
+  const bool prune = options_.prune_margin >= 0;
+  if (prune && !search.pass(select(configs, ~search.known.any), kScreenWarmup, kScreenReps, true, stop, on_step)) {
+    search.out.interrupted = true;
+    return std::move(search.out);
+  }
+  const std::uint64_t candidates = prune ? search.known.survivors(configs, options_.prune_margin) : configs.bits();
+  search.out.interrupted = !search.pass(select(configs, candidates & ~search.known.full), options_.warmup,
+                                        options_.reps, false, stop, on_step);
+  return std::move(search.out);
+}
+
+}  // namespace sfc
