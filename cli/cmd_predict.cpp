@@ -1,6 +1,319 @@
-// Placeholder until the issue that owns these commands lands.
+// `sfc-tune query`, `calibrate` and `evaluate`: the predictor's commands.
+// query goes through libsfcconf, as a program would; evaluate scores every
+// predictor on shapes it was not built from.
+#include <omp.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
 #include "commands.hpp"
+#include "sfc/calibration.hpp"
+#include "sfc/config_set.hpp"
+#include "sfc/error.hpp"
+#include "sfc/regret.hpp"
+#include "sfc/shape_grid.hpp"
+#include "sfc/tuner.hpp"
+#include "sfc/tuning_source.hpp"
+#include "sfc/tuning_store.hpp"
+#include "sfcconf.hpp"
 
 namespace sfc::cli {
-void add_predict_commands(CLI::App&) {}
+namespace {
+
+// JSON has no infinity: a distance to no tuned shape at all is null.
+nlohmann::json distance_json(double d) { return std::isfinite(d) ? nlohmann::json(d) : nullptr; }
+
+int default_threads() { return omp_get_max_threads(); }
+
+// A GEMM size: an integer >= 1, refused with a one-line reason otherwise.
+const CLI::Validator gemm_size(
+    [](std::string& text) -> std::string {
+      std::int64_t value = 0;
+      if (!CLI::detail::lexical_cast(text, value)) return "must be an integer, got '" + text + "'";
+      return value >= 1 ? "" : "must be >= 1, got " + text;
+    },
+    "SIZE>=1");
+
+sfcconf_dtype c_dtype(DType d) {
+  return d == DType::f32 ? SFCCONF_F32 : d == DType::f64 ? SFCCONF_F64 : SFCCONF_BF16;
+}
+
+// ---- query -----------------------------------------------------------------
+
+struct QueryOptions {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string db, table, platform, dtype = "f32";
+  int threads = 0;
+  bool json = false;
+};
+
+void run_query(const QueryOptions& o) {
+  const DType dtype = parse_dtype(o.dtype);
+  const int threads = o.threads > 0 ? o.threads : default_threads();
+  const std::string& path = o.db.empty() ? o.table : o.db;
+  if (path.empty()) spdlog::warn("no --db or --table: every answer is the default tier");
+  sfcconf_answer a;
+  try {
+    const sfcconf::TunedConfigs configs(path.empty() ? nullptr : path.c_str(), o.platform.c_str());
+    a = configs.query(o.m, o.n, o.k, c_dtype(dtype), threads);
+  } catch (const sfcconf::Error& e) {
+    throw Error(e.what());  // a one-line message, exit code 2
+  }
+  const std::string tier = sfcconf_tier_name(a.tier);
+  std::printf("%lldx%lldx%lld %s on %d threads: k_layers=%d k_block_factor=%d (tier %s",
+              (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, a.k_layers,
+              a.k_block_factor, tier.c_str());
+  if (std::isfinite(a.distance))
+    std::printf(", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n",
+                (long long)a.nearest_m, (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
+  else
+    std::printf(", no tuned shape of this dtype and thread count)\n");
+  if (!o.json) return;
+  nlohmann::json j = {{"m", o.m},
+                      {"n", o.n},
+                      {"k", o.k},
+                      {"dtype", o.dtype},
+                      {"threads", threads},
+                      {"k_layers", a.k_layers},
+                      {"k_block_factor", a.k_block_factor},
+                      {"tier", tier},
+                      {"distance", distance_json(a.distance)},
+                      {"nearest", nullptr}};
+  if (std::isfinite(a.distance))
+    j["nearest"] = {{"m", a.nearest_m}, {"n", a.nearest_n}, {"k", a.nearest_k}};
+  std::printf("%s\n", j.dump().c_str());
+}
+
+// ---- calibrate -------------------------------------------------------------
+
+struct CalibrateOptions {
+  std::string db = "sfc-tune.db";
+  int threads = 0;
+  bool json = false;
+};
+
+void run_calibrate(const CalibrateOptions& o) {
+  const Platform platform = detect_platform(o.threads > 0 ? o.threads : default_threads());
+  spdlog::info("calibrating {} ...", describe(platform));
+  const Calibration c = calibrate(platform.threads);
+  TuningStore store(o.db, TuningStore::Mode::create);
+  store.upsert_platform(platform);
+  store.save_calibration(platform.hash(), c);
+  std::printf(
+      "platform %s: gamma %.1f GFLOP/s per core (fp32 batch-reduce GEMM), beta %.1f GB/s "
+      "(%d threads reading); stored in %s\n",
+      describe(platform).c_str(), c.gamma_gflops_per_core, c.beta_gbytes_per_s, platform.threads,
+      o.db.c_str());
+  if (o.json)
+    std::printf("%s\n", nlohmann::json({{"platform", platform.hash()},
+                                        {"threads", platform.threads},
+                                        {"gamma_gflops_per_core", c.gamma_gflops_per_core},
+                                        {"beta_gbytes_per_s", c.beta_gbytes_per_s},
+                                        {"db", o.db}})
+                            .dump()
+                            .c_str());
+}
+
+// ---- evaluate --------------------------------------------------------------
+
+struct EvaluateOptions {
+  std::string db, test_db, test_shapes, platform, dtype = "f32";
+  std::optional<double> holdout;
+  std::uint64_t seed = 1;
+  int threads = 0, warmup = 1, reps = 5;
+  PredictorOptions predictor;
+  bool json = false;
+};
+
+std::vector<TunedShape> shapes_of(const std::vector<TuningTable>& tables, DType dtype,
+                                  int threads) {
+  std::vector<TunedShape> shapes;
+  for (const TuningTable& t : tables)
+    for (const TunedShape& s : t.shapes)
+      if (s.dtype == dtype && s.threads == threads) shapes.push_back(s);
+  return shapes;
+}
+
+// Test shapes from a shape file: stored measurements where --db tuned the
+// shape, every configuration timed now otherwise.
+std::vector<TunedShape> shapes_from_file(const std::string& path,
+                                         const std::vector<TuningTable>& tables,
+                                         const Tuner& tuner) {
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> tuned;
+  for (const TunedShape& s : shapes_of(tables, tuner.options().dtype, tuner.options().threads))
+    tuned.emplace(std::tuple{s.shape.m, s.shape.n, s.shape.k}, s);
+  std::vector<TunedShape> tests;
+  const ShapeGrid grid = ShapeGrid::load(path);
+  for (const GemmShape& shape : grid.shapes()) {
+    if (auto it = tuned.find({shape.m, shape.n, shape.k}); it != tuned.end()) {
+      tests.push_back(it->second);
+      continue;
+    }
+    spdlog::info("timing all 64 configurations of {}x{}x{} ({} of {})", shape.m, shape.n, shape.k,
+                 tests.size() + 1, grid.size());
+    tests.push_back(tuner.tune(shape, ConfigSet::all()).result);
+  }
+  return tests;
+}
+
+nlohmann::json summary_json(const RegretSummary& s) {
+  return {{"mean", s.mean}, {"median", s.median}, {"p95", s.p95}, {"max", s.max}};
+}
+
+void print_report(const RegretReport& r, const EvaluateOptions& o) {
+  std::printf("regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
+  std::printf("%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
+  nlohmann::json regret = nlohmann::json::object();
+  for (std::size_t i = 0; i < all_predictors.size(); ++i) {
+    const std::string name(to_string(all_predictors[i]));
+    if (!r.summary[i]) {
+      std::printf("%-10s (no calibration: run `sfc-tune calibrate`)\n", name.c_str());
+      continue;
+    }
+    const RegretSummary& s = *r.summary[i];
+    std::printf("%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%\n", name.c_str(), 100 * s.mean,
+                100 * s.median, 100 * s.p95, 100 * s.max);
+    regret[name] = summary_json(s);
+  }
+  nlohmann::json tiers = nlohmann::json::object();
+  std::printf("policy tiers:");
+  for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback}) {
+    std::printf(" %s %d", std::string(to_string(t)).c_str(), r.tier_counts[std::size_t(t)]);
+    tiers[std::string(to_string(t))] = r.tier_counts[std::size_t(t)];
+  }
+  std::printf("\n");
+  if (!o.json) return;
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const ShapeRegret& s : r.shapes) {
+    nlohmann::json row = {{"m", s.test.shape.m},
+                          {"n", s.test.shape.n},
+                          {"k", s.test.shape.k},
+                          {"winner", {s.test.k_layers, s.test.k_block_factor}},
+                          {"policy_tier", std::string(to_string(s.policy_tier))}};
+    for (std::size_t i = 0; i < all_predictors.size(); ++i)
+      if (std::isfinite(s.regret[i]))
+        row[std::string(to_string(all_predictors[i]))] = {
+            {"k_layers", s.knobs[i].k_layers},
+            {"k_block_factor", s.knobs[i].k_block_factor},
+            {"regret", s.regret[i]}};
+    shapes.push_back(row);
+  }
+  std::printf("%s\n", nlohmann::json({{"test_shapes", r.shapes.size()},
+                                      {"regret", regret},
+                                      {"policy_tiers", tiers},
+                                      {"shapes", shapes}})
+                          .dump()
+                          .c_str());
+}
+
+void run_evaluate(const EvaluateOptions& o) {
+  const DType dtype = parse_dtype(o.dtype);
+  const int threads = o.threads > 0 ? o.threads : default_threads();
+  const Tuner tuner({.dtype = dtype, .threads = threads, .warmup = o.warmup, .reps = o.reps});
+  std::vector<TuningTable> tables = load_tuning_tables(o.db, o.platform);
+
+  HeldOut split;
+  if (o.holdout) {
+    split = hold_out(std::move(tables), dtype, threads, *o.holdout, o.seed);
+  } else {
+    std::vector<TunedShape> tests =
+        o.test_db.empty() ? shapes_from_file(o.test_shapes, tables, tuner)
+                          : shapes_of(load_tuning_tables(o.test_db, o.platform), dtype, threads);
+    if (tests.empty())
+      throw Error("no tuned " + o.dtype + " shapes on " + std::to_string(threads) + " threads in " +
+                  o.test_db);
+    split = exclude_tests(std::move(tables), std::move(tests));
+  }
+  spdlog::info("evaluating on {} test shapes, predictors built from the rest", split.tests.size());
+  const ConfigPredictor predictor(split.training, o.predictor);
+  const ConfigTimer timer = [&](const GemmShape& shape, DType, int, Knobs k) {
+    spdlog::info("timing k_layers={} k_block_factor={} on {}x{}x{} (not measured)", k.k_layers,
+                 k.k_block_factor, shape.m, shape.n, shape.k);
+    const auto kl = std::to_string(k.k_layers), kbf = std::to_string(k.k_block_factor);
+    return double(tuner.tune(shape, ConfigSet::parse(kl, kbf))
+                      .result.mean_seconds[config_index(k.k_layers, k.k_block_factor)]);
+  };
+  print_report(evaluate_regret(predictor, std::move(split.tests), timer), o);
+}
+
+}  // namespace
+
+void add_predict_commands(CLI::App& app) {
+  auto q = std::make_shared<QueryOptions>();
+  CLI::App* query = app.add_subcommand(
+      "query", "Which (K_layers, k_block_factor) to use for M N K, from tuned shapes or the model");
+  query->add_option("M", q->m, "Rows of A and C")->required()->check(gemm_size);
+  query->add_option("N", q->n, "Columns of B and C")->required()->check(gemm_size);
+  query->add_option("K", q->k, "Columns of A, rows of B")->required()->check(gemm_size);
+  auto* db = query->add_option("--db", q->db, "Tuning database (SQLite)");
+  query->add_option("--table", q->table, "Exported tuning table")->excludes(db);
+  query->add_option("--platform", q->platform,
+                    "Platform hash to use results of another machine (default: this machine)");
+  query->add_option("--dtype", q->dtype, "Element type: f32, f64 or bf16")
+      ->check(CLI::IsMember({"f32", "f64", "bf16"}))
+      ->capture_default_str();
+  query->add_option("--threads", q->threads, "Threads the GEMM runs with (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  query->add_flag("--json", q->json, "Print one JSON object as the last line of stdout");
+  query->callback([q] { run_query(*q); });
+
+  auto c = std::make_shared<CalibrateOptions>();
+  CLI::App* cal = app.add_subcommand(
+      "calibrate",
+      "Measure this platform's gamma (GFLOP/s per core) and beta (GB/s) for the model");
+  cal->add_option("--db", c->db, "Tuning database to store them in")->capture_default_str();
+  cal->add_option("--threads", c->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  cal->add_flag("--json", c->json, "Print one JSON object as the last line of stdout");
+  cal->callback([c] { run_calibrate(*c); });
+
+  auto e = std::make_shared<EvaluateOptions>();
+  CLI::App* ev =
+      app.add_subcommand("evaluate", "Regret of each predictor on shapes it was not built from");
+  ev->add_option("--db", e->db, "Tuning database the predictors are built from")->required();
+  auto* test_db =
+      ev->add_option("--test-db", e->test_db, "Test shapes: those tuned in this database");
+  auto* test_shapes = ev->add_option("--test-shapes", e->test_shapes,
+                                     "Test shapes: an \"M N K\" file (untuned ones are timed now)");
+  auto* holdout = ev->add_option("--holdout", e->holdout,
+                                 "Test shapes: this fraction of --db's shapes, held out")
+                      ->check(CLI::Range(0.0, 1.0));
+  ev->add_option("--seed", e->seed, "Seed of the held-out draw")->capture_default_str();
+  test_db->excludes(test_shapes)->excludes(holdout);
+  test_shapes->excludes(holdout);
+  ev->add_option("--platform", e->platform, "Platform hash (default: this machine)");
+  ev->add_option("--dtype", e->dtype, "Element type: f32, f64 or bf16")
+      ->check(CLI::IsMember({"f32", "f64", "bf16"}))
+      ->capture_default_str();
+  ev->add_option("--threads", e->threads, "Threads (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  ev->add_option("--max-distance", e->predictor.max_distance,
+                 "log2 distance within which the policy takes a neighbour's answer")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
+      ->check(CLI::Range(1, 32))
+      ->capture_default_str();
+  ev->add_flag("--policy-votes,!--policy-nearest", e->predictor.policy_votes,
+               "The policy's neighbour rule: the vote, or the nearest shape's winner");
+  ev->add_option("--warmup", e->warmup, "Untimed runs before timing a configuration")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  ev->add_option("--reps", e->reps, "Timed runs per configuration timed")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  ev->add_flag("--json", e->json, "Print one JSON object as the last line of stdout");
+  ev->callback([e, test_db, test_shapes, holdout] {
+    if (!*test_db && !*test_shapes && !*holdout)
+      throw Error("evaluate needs its test shapes: --test-db, --test-shapes or --holdout");
+    run_evaluate(*e);
+  });
+}
+
 }  // namespace sfc::cli

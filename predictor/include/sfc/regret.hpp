@@ -1,0 +1,65 @@
+// Regret of the predictors on shapes they were not built from: for each test
+// shape, time(predicted configuration) / time(best configuration) - 1, where
+// the best is the fastest of the shape's measured configurations.
+//
+//   HeldOut split = hold_out(tables, DType::f32, 2, 0.2, seed);
+//   ConfigPredictor predictor(split.training);
+//   RegretReport report = evaluate_regret(predictor, split.tests, timer);
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "sfc/predictor.hpp"
+
+namespace sfc {
+
+inline constexpr std::array<Predictor, 4> all_predictors = {Predictor::nearest, Predictor::vote,
+                                                            Predictor::model, Predictor::policy};
+
+struct RegretSummary {
+  double mean = 0, median = 0, p95 = 0, max = 0;  // fractions: 0.02 = 2% slower than the best
+};
+
+struct ShapeRegret {
+  TunedShape test;
+  // By position in all_predictors; regret NaN where the predictor could not
+  // answer (no calibration for the model).
+  std::array<Knobs, all_predictors.size()> knobs;
+  std::array<double, all_predictors.size()> regret;
+  Tier policy_tier = Tier::fallback;
+};
+
+struct RegretReport {
+  std::vector<ShapeRegret> shapes;
+  // By position in all_predictors; empty for a predictor that could not answer.
+  std::array<std::optional<RegretSummary>, all_predictors.size()> summary;
+  std::array<int, 4> tier_counts{};  // shapes the policy answered per Tier
+};
+
+// Times one configuration of a shape, for test shapes where the predicted
+// configuration was not measured (seconds; same protocol as the tuner).
+using ConfigTimer = std::function<double(const GemmShape&, DType, int threads, Knobs)>;
+
+// Throws sfc::Error when `tests` is empty or a test shape has no measurement.
+RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<TunedShape> tests,
+                             const ConfigTimer& time_missing);
+
+// Training tables and test shapes for an evaluation.
+struct HeldOut {
+  std::vector<TuningTable> training;
+  std::vector<TunedShape> tests;
+};
+
+// Moves `fraction` (0 < fraction < 1) of the tuned shapes of (dtype, threads),
+// drawn with `seed`, from the tables into the tests (at least one each way).
+HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, double fraction,
+                 std::uint64_t seed);
+
+// Drops from the tables every shape that is also a test shape (same shape,
+// dtype and threads), so that no predictor sees the answer.
+HeldOut exclude_tests(std::vector<TuningTable> tables, std::vector<TunedShape> tests);
+
+}  // namespace sfc

@@ -1,0 +1,104 @@
+/* libsfcconf: which (K_layers, k_block_factor) should an SFC-CA GEMM of
+ * M x N x K use? Answers from a tuning database or an exported tuning table,
+ * in well under a microsecond, from C or C++ (see sfcconf.hpp).
+ *
+ *   sfcconf_handle* conf;
+ *   if (sfcconf_open("tuned.sfctable", NULL, &conf) != SFCCONF_OK) {
+ *     fprintf(stderr, "%s\n", sfcconf_last_error());
+ *     ...
+ *   }
+ *   sfcconf_answer a;
+ *   if (sfcconf_query(conf, m, n, k, SFCCONF_F32, threads, &a) == SFCCONF_OK)
+ *     use(a.k_layers, a.k_block_factor);
+ *   sfcconf_close(conf);
+ *
+ * Answers come in tiers: the measured winner of a tuned shape (exact), that
+ * of a tuned shape nearby in log2(M, N, K) space (nearest), the analytical
+ * model when the platform is calibrated (model), else K_layers = 1 with the
+ * k_block_factor whose panels fit L2 (default).
+ *
+ * Errors come back as status codes; sfcconf_last_error() then describes the
+ * last failure of the calling thread. Nothing exits, prints or throws. Once
+ * opened, a handle may be queried from any number of threads at once; repeated
+ * shapes are answered from a cache inside the handle.
+ */
+#ifndef SFCCONF_H
+#define SFCCONF_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define SFCCONF_API __attribute__((visibility("default")))
+#else
+#define SFCCONF_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SFCCONF_VERSION_MAJOR 0
+#define SFCCONF_VERSION_MINOR 1
+
+typedef enum sfcconf_status {
+  SFCCONF_OK = 0,
+  SFCCONF_ERR_ARGUMENT = 1,   /* a null pointer, a size < 1, threads < 1, an unknown dtype */
+  SFCCONF_ERR_UNREADABLE = 2, /* the file is missing, a directory or not readable */
+  SFCCONF_ERR_CORRUPT = 3,    /* truncated, edited, empty or not a tuning table/database */
+  SFCCONF_ERR_PLATFORM = 4,   /* tuned on another platform (the message names it) */
+  SFCCONF_ERR_MEMORY = 5,     /* out of memory */
+  SFCCONF_ERR_INTERNAL = 6    /* a bug: please report the message */
+} sfcconf_status;
+
+typedef enum sfcconf_dtype { SFCCONF_F32 = 0, SFCCONF_F64 = 1, SFCCONF_BF16 = 2 } sfcconf_dtype;
+
+typedef enum sfcconf_tier {
+  SFCCONF_TIER_EXACT = 0,
+  SFCCONF_TIER_NEAREST = 1,
+  SFCCONF_TIER_MODEL = 2,
+  SFCCONF_TIER_DEFAULT = 3
+} sfcconf_tier;
+
+typedef struct sfcconf_answer {
+  int k_layers;       /* 1..8 */
+  int k_block_factor; /* 1..8 */
+  sfcconf_tier tier;  /* which tier answered */
+  /* Distance in log2(M, N, K) space to the nearest tuned shape of the same
+   * dtype and threads, and that shape; INFINITY and zeros when there is none. */
+  double distance;
+  int64_t nearest_m, nearest_n, nearest_k;
+} sfcconf_answer;
+
+typedef struct sfcconf_handle sfcconf_handle; /* an opened source of tuned configurations */
+
+/* Opens `path`: a tuning database (SQLite) or an exported tuning table,
+ * loading every thread count and dtype it holds for the platform. `platform`
+ * NULL or "" means this machine (a file tuned elsewhere is refused with
+ * SFCCONF_ERR_PLATFORM); a platform hash (16 hex digits, as `sfc-tune db`
+ * lists them) selects that platform whatever machine this is. `path` NULL
+ * opens no file: every answer is then the default tier for this machine.
+ * On success *out holds the handle; on failure *out is NULL. */
+SFCCONF_API sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_handle** out);
+
+/* The configuration for C = A * B with A M x K, B K x N on `threads` threads.
+ * Safe to call from many threads at once on one handle. */
+SFCCONF_API sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                         sfcconf_dtype dtype, int threads, sfcconf_answer* answer);
+
+/* Releases the handle (NULL is ignored). No query may be running on it. */
+SFCCONF_API void sfcconf_close(sfcconf_handle* conf);
+
+/* The message of the calling thread's last failed call ("" if none). Valid
+ * until that thread's next failing call. */
+SFCCONF_API const char* sfcconf_last_error(void);
+
+/* Names for messages and logs: "ok", "argument", ...; "exact", "nearest",
+ * "model", "default". Unknown values give "unknown". */
+SFCCONF_API const char* sfcconf_status_name(sfcconf_status status);
+SFCCONF_API const char* sfcconf_tier_name(sfcconf_tier tier);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SFCCONF_H */

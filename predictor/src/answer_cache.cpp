@@ -1,0 +1,80 @@
+// The seqlock protocol of AnswerCache (H.-J. Boehm, "Can seqlocks get along
+// with programming language memory models?", MSPC 2012): the reader's acquire
+// fence keeps its data loads before the second sequence load; the writer's
+// release fence keeps its data stores after the odd sequence number.
+#include "answer_cache.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace sfc {
+namespace {
+
+using Words = AnswerCache::Words;
+
+Words key_of(const GemmShape& s, DType dtype, int threads) {
+  return {std::uint64_t(s.m), std::uint64_t(s.n), std::uint64_t(s.k),
+          std::uint64_t(dtype) << 32 | std::uint32_t(threads)};
+}
+
+void pack(const Answer& a, Words& w) {
+  w[4] = std::uint64_t(a.knobs.k_layers) | std::uint64_t(a.knobs.k_block_factor) << 8 |
+         std::uint64_t(a.tier) << 16;
+  w[5] = std::bit_cast<std::uint64_t>(a.distance);
+  w[6] = std::uint64_t(a.nearest.m);
+  w[7] = std::uint64_t(a.nearest.n);
+  w[8] = std::uint64_t(a.nearest.k);
+}
+
+Answer unpack(const Words& w) {
+  Answer a;
+  a.knobs = {int(w[4] & 0xff), int(w[4] >> 8 & 0xff)};
+  a.tier = Tier(w[4] >> 16 & 0xff);
+  a.distance = std::bit_cast<double>(w[5]);
+  a.nearest = {std::int64_t(w[6]), std::int64_t(w[7]), std::int64_t(w[8])};
+  return a;
+}
+
+}  // namespace
+
+AnswerCache::AnswerCache(std::size_t slots)
+    : slots_(std::make_unique<Slot[]>(std::bit_ceil(std::max<std::size_t>(slots, 1)))),
+      mask_(std::bit_ceil(std::max<std::size_t>(slots, 1)) - 1) {}
+
+AnswerCache::Slot& AnswerCache::slot_for(const Words& key) const noexcept {
+  // A multiplicative hash of the key words; the top bits are the best mixed.
+  std::uint64_t h = 0;
+  for (int i = 0; i < key_words; ++i) h = (h ^ key[i]) * 0x9e3779b97f4a7c15ull;
+  return slots_[(h >> 32) & mask_];
+}
+
+std::optional<Answer> AnswerCache::find(const GemmShape& shape, DType dtype,
+                                        int threads) const noexcept {
+  const Words key = key_of(shape, dtype, threads);
+  const Slot& s = slot_for(key);
+  const std::uint64_t before = s.sequence.load(std::memory_order_acquire);
+  if (before == 0 || before % 2) return std::nullopt;
+  Words w;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = s.words[i].load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (s.sequence.load(std::memory_order_relaxed) != before) return std::nullopt;
+  for (int i = 0; i < key_words; ++i)
+    if (w[i] != key[i]) return std::nullopt;
+  return unpack(w);
+}
+
+void AnswerCache::insert(const GemmShape& shape, DType dtype, int threads,
+                         const Answer& answer) noexcept {
+  Words w = key_of(shape, dtype, threads);
+  pack(answer, w);
+  Slot& s = slot_for(w);
+  std::uint64_t sequence = s.sequence.load(std::memory_order_relaxed);
+  if (sequence % 2 ||
+      !s.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_relaxed))
+    return;  // another thread is writing this slot: leave it to them
+  std::atomic_thread_fence(std::memory_order_release);
+  for (std::size_t i = 0; i < w.size(); ++i) s.words[i].store(w[i], std::memory_order_relaxed);
+  s.sequence.store(sequence + 2, std::memory_order_release);
+}
+
+}  // namespace sfc

@@ -1,0 +1,136 @@
+// Regret evaluation and the train/test splits behind `sfc-tune evaluate`.
+#include "sfc/regret.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "sfc/error.hpp"
+
+namespace sfc {
+namespace {
+
+constexpr std::size_t predictor_count = all_predictors.size();
+
+std::string describe(const TunedShape& t) {
+  return std::to_string(t.shape.m) + "x" + std::to_string(t.shape.n) + "x" +
+         std::to_string(t.shape.k) + " " + std::string(to_string(t.dtype)) + " on " +
+         std::to_string(t.threads) + " threads";
+}
+
+double fastest(const TunedShape& t) {
+  double best = std::numeric_limits<double>::infinity();
+  for (float s : t.mean_seconds)
+    if (s > 0) best = std::min(best, double(s));  // NaN: not measured
+  return best;
+}
+
+// Linear interpolation between the closest ranks of sorted `v` (NumPy's default).
+double quantile(const std::vector<double>& v, double q) {
+  const double pos = q * double(v.size() - 1);
+  const std::size_t lo = std::size_t(pos), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
+}
+
+RegretSummary summarise(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()), quantile(v, 0.5),
+          quantile(v, 0.95), v.back()};
+}
+
+using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int>;
+ShapeKey key_of(const TunedShape& t) {
+  return {t.shape.m, t.shape.n, t.shape.k, t.dtype, t.threads};
+}
+
+}  // namespace
+
+RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<TunedShape> tests,
+                             const ConfigTimer& time_missing) {
+  if (tests.empty()) throw Error("no test shapes to evaluate");
+  RegretReport report;
+  std::array<std::vector<double>, predictor_count> regrets;
+  for (TunedShape& t : tests) {
+    if (!std::isfinite(fastest(t)))
+      throw Error("test shape " + describe(t) + " has no measurement");
+    ShapeRegret s;
+    std::array<bool, predictor_count> answered{};
+    for (std::size_t i = 0; i < predictor_count; ++i) {
+      try {
+        if (all_predictors[i] == Predictor::policy) {
+          const Answer a = predictor.query(t.shape, t.dtype, t.threads);
+          s.knobs[i] = a.knobs;
+          s.policy_tier = a.tier;
+        } else {
+          s.knobs[i] = predictor.predict(all_predictors[i], t.shape, t.dtype, t.threads);
+        }
+        answered[i] = true;
+      } catch (const Error&) {
+        if (all_predictors[i] != Predictor::model) throw;  // only calibration may be missing
+      }
+      if (!answered[i]) continue;
+      float& seconds = t.mean_seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
+      if (!(seconds > 0)) seconds = float(time_missing(t.shape, t.dtype, t.threads, s.knobs[i]));
+    }
+    // The best after any configuration timed just now, so no regret is negative.
+    const double best = fastest(t);
+    for (std::size_t i = 0; i < predictor_count; ++i) {
+      s.regret[i] = std::numeric_limits<double>::quiet_NaN();
+      if (!answered[i]) continue;
+      s.regret[i] =
+          t.mean_seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)] / best - 1;
+      regrets[i].push_back(s.regret[i]);
+    }
+    ++report.tier_counts[std::size_t(s.policy_tier)];
+    s.test = t;
+    report.shapes.push_back(s);
+  }
+  for (std::size_t i = 0; i < predictor_count; ++i)
+    if (regrets[i].size() == tests.size()) report.summary[i] = summarise(regrets[i]);
+  return report;
+}
+
+HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, double fraction,
+                 std::uint64_t seed) {
+  if (!(fraction > 0 && fraction < 1))
+    throw Error("the held-out fraction must be between 0 and 1, got " + std::to_string(fraction));
+  std::vector<ShapeKey> candidates;
+  for (const TuningTable& table : tables)
+    for (const TunedShape& s : table.shapes)
+      if (s.dtype == dtype && s.threads == threads) candidates.push_back(key_of(s));
+  if (candidates.size() < 2)
+    throw Error("holding out needs at least 2 tuned " + std::string(to_string(dtype)) +
+                " shapes on " + std::to_string(threads) + " threads, the tables have " +
+                std::to_string(candidates.size()));
+  std::mt19937_64 random(seed);
+  std::shuffle(candidates.begin(), candidates.end(), random);
+  const std::size_t count = std::clamp<std::size_t>(
+      std::size_t(std::lround(fraction * double(candidates.size()))), 1, candidates.size() - 1);
+  const std::set<ShapeKey> chosen(candidates.begin(), candidates.begin() + std::ptrdiff_t(count));
+
+  HeldOut split;
+  for (TuningTable& table : tables) {
+    std::erase_if(table.shapes, [&](const TunedShape& s) {
+      if (!chosen.contains(key_of(s))) return false;
+      split.tests.push_back(s);
+      return true;
+    });
+  }
+  split.training = std::move(tables);
+  return split;
+}
+
+HeldOut exclude_tests(std::vector<TuningTable> tables, std::vector<TunedShape> tests) {
+  std::set<ShapeKey> tested;
+  for (const TunedShape& t : tests) tested.insert(key_of(t));
+  for (TuningTable& table : tables)
+    std::erase_if(table.shapes, [&](const TunedShape& s) { return tested.contains(key_of(s)); });
+  return {std::move(tables), std::move(tests)};
+}
+
+}  // namespace sfc

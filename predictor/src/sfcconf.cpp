@@ -1,0 +1,161 @@
+// libsfcconf's C API over ConfigPredictor and AnswerCache. Every entry point
+// is noexcept in effect: C++ exceptions become status codes and a
+// thread-local message here, at the boundary.
+#include "sfcconf.h"
+
+#include <new>
+#include <string>
+
+#include "answer_cache.hpp"
+#include "sfc/predictor.hpp"
+#include "sfc/tuning_source.hpp"
+
+struct sfcconf_handle {
+  sfc::ConfigPredictor predictor;
+  sfc::AnswerCache cache;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+sfcconf_status fail(sfcconf_status status, const char* message) noexcept {
+  try {
+    last_error = message;
+  } catch (...) {
+    last_error.clear();  // no memory for the message: the code still tells
+  }
+  return status;
+}
+
+sfcconf_status status_of(sfc::SourceError::Kind kind) {
+  switch (kind) {
+    case sfc::SourceError::Kind::unreadable:
+      return SFCCONF_ERR_UNREADABLE;
+    case sfc::SourceError::Kind::corrupt:
+      return SFCCONF_ERR_CORRUPT;
+    case sfc::SourceError::Kind::platform:
+      return SFCCONF_ERR_PLATFORM;
+  }
+  return SFCCONF_ERR_INTERNAL;
+}
+
+// Runs `body`, turning whatever it throws into a status and a message.
+template <class Body>
+sfcconf_status guarded(Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const sfc::SourceError& e) {
+    return fail(status_of(e.kind()), e.what());
+  } catch (const sfc::Error& e) {
+    return fail(SFCCONF_ERR_ARGUMENT, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(SFCCONF_ERR_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(SFCCONF_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(SFCCONF_ERR_INTERNAL, "unknown exception");
+  }
+}
+
+sfcconf_tier tier_of(sfc::Tier tier) {
+  switch (tier) {
+    case sfc::Tier::exact:
+      return SFCCONF_TIER_EXACT;
+    case sfc::Tier::nearest:
+      return SFCCONF_TIER_NEAREST;
+    case sfc::Tier::model:
+      return SFCCONF_TIER_MODEL;
+    case sfc::Tier::fallback:
+      return SFCCONF_TIER_DEFAULT;
+  }
+  return SFCCONF_TIER_DEFAULT;
+}
+
+void fill(const sfc::Answer& a, sfcconf_answer* out) {
+  *out = {a.knobs.k_layers, a.knobs.k_block_factor,
+          tier_of(a.tier),  a.distance,
+          a.nearest.m,      a.nearest.n,
+          a.nearest.k};
+}
+
+}  // namespace
+
+extern "C" {
+
+sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_handle** out) {
+  if (!out) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_open: out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    std::vector<sfc::TuningTable> tables;
+    if (path) {
+      tables = sfc::load_tuning_tables(path, platform ? platform : "");
+    } else {  // no tuned data: this machine's L2 still sizes the default's k_block_factor
+      tables.emplace_back();
+      tables.back().platform = sfc::detect_platform();
+    }
+    *out = new sfcconf_handle{sfc::ConfigPredictor(tables), sfc::AnswerCache()};
+    return SFCCONF_OK;
+  });
+}
+
+sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                             sfcconf_dtype dtype, int threads, sfcconf_answer* answer) {
+  if (!conf || !answer) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_query: conf or answer is NULL");
+  if (dtype != SFCCONF_F32 && dtype != SFCCONF_F64 && dtype != SFCCONF_BF16)
+    return fail(SFCCONF_ERR_ARGUMENT, "unknown dtype (expected SFCCONF_F32, _F64 or _BF16)");
+  const sfc::GemmShape shape{m, n, k};
+  const auto type = dtype == SFCCONF_F32   ? sfc::DType::f32
+                    : dtype == SFCCONF_F64 ? sfc::DType::f64
+                                           : sfc::DType::bf16;
+  if (const auto cached = conf->cache.find(shape, type, threads)) {
+    fill(*cached, answer);
+    return SFCCONF_OK;
+  }
+  return guarded([&] {  // query() refuses sizes or threads < 1 with an sfc::Error
+    const sfc::Answer a = conf->predictor.query(shape, type, threads);
+    conf->cache.insert(shape, type, threads, a);
+    fill(a, answer);
+    return SFCCONF_OK;
+  });
+}
+
+void sfcconf_close(sfcconf_handle* conf) { delete conf; }
+
+const char* sfcconf_last_error(void) { return last_error.c_str(); }
+
+const char* sfcconf_status_name(sfcconf_status status) {
+  switch (status) {
+    case SFCCONF_OK:
+      return "ok";
+    case SFCCONF_ERR_ARGUMENT:
+      return "argument";
+    case SFCCONF_ERR_UNREADABLE:
+      return "unreadable";
+    case SFCCONF_ERR_CORRUPT:
+      return "corrupt";
+    case SFCCONF_ERR_PLATFORM:
+      return "platform";
+    case SFCCONF_ERR_MEMORY:
+      return "memory";
+    case SFCCONF_ERR_INTERNAL:
+      return "internal";
+  }
+  return "unknown";
+}
+
+const char* sfcconf_tier_name(sfcconf_tier tier) {
+  switch (tier) {
+    case SFCCONF_TIER_EXACT:
+      return "exact";
+    case SFCCONF_TIER_NEAREST:
+      return "nearest";
+    case SFCCONF_TIER_MODEL:
+      return "model";
+    case SFCCONF_TIER_DEFAULT:
+      return "default";
+  }
+  return "unknown";
+}
+
+}  // extern "C"
