@@ -1,0 +1,92 @@
+// `sfc-tune bench` as a user runs it: a tiny end-to-end run with every
+// output, a peer that is not there, and every bad input (exit code 2).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support.hpp"
+#include "test_bench_support.hpp"
+
+using sfc::test::run_cli;
+
+namespace {
+
+// Small cold footprint: the run (and its calibration) takes seconds, not minutes.
+const std::string kFastEnvironment = "SFC_COLD_BYTES=4194304";
+
+nlohmann::json last_json_line(const std::string& out) {
+  const auto end = out.find_last_not_of('\n');
+  const auto begin = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(begin == std::string::npos ? 0 : begin + 1, end - begin));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser accepts") {
+  const sfc::test::TempDir dir;
+  const std::string svg = dir.file("plot.svg"), csv = dir.file("shapes.csv");
+  const auto r = run_cli("bench --grid 24,40 --threads 2 --reps 1 --warmup 0 --config 1,1 --json --plot " + svg +
+                             " --csv " + csv,
+                         kFastEnvironment + " SFC_ONEDNN_LIBRARY=/nonexistent/libdnnl.so");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("# " SFC_TUNE_BINARY " bench --grid 24,40") != std::string::npos);
+  const auto j = last_json_line(r.output);
+  for (const char* key : {"whm_gflops", "ratio_vs_best_peer", "min_shape_ratio", "shapes", "command", "notes"})
+    CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["shapes"].size() == 8);
+  CHECK(j["whm_gflops"].contains("sfc-ca"));
+  CHECK_FALSE(j["whm_gflops"].contains("onednn"));
+  CHECK(j["notes"].dump().find("onednn skipped") != std::string::npos);
+  for (const auto& shape : j["shapes"]) CHECK(shape["k_layers"] == 1);
+
+  const std::string plot = read_file(svg);
+  CHECK(sfc::test::xml_problem(plot) == "");
+  CHECK(plot.find("id=\"series-sfc-ca\"") != std::string::npos);
+  CHECK(plot.find("id=\"series-roofline\"") != std::string::npos);
+  // A real XML parser too, where the machine has one.
+  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0)
+    CHECK(std::system(("python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' " + svg).c_str()) ==
+          0);
+  const std::string table = read_file(csv);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 9);  // header + 8 shapes
+}
+
+TEST_CASE("bench: bad input is one clear error and exit code 2, before anything runs") {
+  const sfc::test::TempDir dir;
+  const std::string bad[] = {
+      "bench",                                     // --grid is required
+      "bench --grid 0,256",
+      "bench --grid abc",
+      "bench --grid 256,",
+      "bench --grid 256 --vs mkl",
+      "bench --grid 256 --vs openblas,",
+      "bench --grid 256 --config 9,1",
+      "bench --grid 256 --config 1",
+      "bench --grid 256 --config fast",
+      "bench --grid 256 --config tuned",           // needs --db
+      "bench --grid 256 --config nn --db " + dir.file("missing.db"),
+      "bench --grid 256 --dtype f16",
+      "bench --grid 256 --layout col",
+      "bench --grid 256 --reps 0",
+      "bench --grid 256 --threads 0",
+      "bench --grid 256 --plot " + dir.file("no/such/dir/plot.svg"),
+      "bench --grid 256 --csv " + dir.file("no/such/dir/out.csv"),
+  };
+  for (const std::string& args : bad) {
+    const auto r = run_cli(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("internal error") == std::string::npos);
+    CHECK(r.output.find("calibrating") == std::string::npos);  // failed before measuring
+  }
+}

@@ -1,0 +1,91 @@
+// The benchmark's writers: table, CSV, JSON and the SVG plot.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "sfc/bench_report.hpp"
+#include "test_bench_support.hpp"
+
+namespace {
+
+sfc::BenchContext test_context() {
+  sfc::BenchContext c;
+  c.command_line = "sfc-tune bench --grid 64,128 --plot 'a&b<c>.svg'";  // needs escaping in XML
+  c.platform = "Test CPU";
+  c.threads = 2;
+  c.config_source = "best";
+  c.libraries = {"A 1.0 (/lib/a.so)", "B 2.0 (/lib/b.so)"};
+  c.roofline = sfc::Roofline::from_calibration({100, 10}, sfc::DType::f32, 2, "test");
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("bench: the table starts with the command line and holds every figure") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  std::ostringstream out;
+  sfc::write_table(out, test_context(), result, sfc::summarize(result));
+  const std::string table = out.str();
+  CHECK(table.rfind("# sfc-tune bench --grid 64,128", 0) == 0);
+  for (const char* text : {"sfc-ca", " a ", " b ", "64x64x64", "128x128x128", "WHM GFLOP/s",
+                           "best peer (a): 1.200", "lowest per-shape ratio to the best peer: 0.500 (64x64x64)",
+                           "2,4", "# peer: A 1.0"})
+    CHECK_MESSAGE(table.find(text) != std::string::npos, text);
+}
+
+TEST_CASE("bench: CSV has a header and one row per shape") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  std::ostringstream out;
+  sfc::write_csv(out, result, sfc::summarize(result));
+  std::istringstream lines(out.str());
+  std::string header, row;
+  std::getline(lines, header);
+  CHECK(header.rfind("m,n,k,k_layers,k_block_factor,roofline_gflops,sfc-ca_gflops,", 0) == 0);
+  int rows = 0;
+  while (std::getline(lines, row)) {
+    ++rows;
+    CHECK(std::count(row.begin(), row.end(), ',') == std::count(header.begin(), header.end(), ','));
+  }
+  CHECK(rows == 2);
+}
+
+TEST_CASE("bench: JSON carries the figures the issue names") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  const nlohmann::json j = sfc::to_json(test_context(), result, sfc::summarize(result));
+  CHECK(j["whm_gflops"].size() == 3);
+  CHECK(j["whm_gflops"].contains("sfc-ca"));
+  CHECK(j["ratio_vs_best_peer"].get<double>() == doctest::Approx(1.2));
+  CHECK(j["min_shape_ratio"].get<double>() == doctest::Approx(0.5));
+  CHECK(j["best_peer"] == "a");
+  REQUIRE(j["shapes"].size() == 2);
+  CHECK(j["shapes"][1]["k_layers"] == 2);
+  CHECK(j["shapes"][1]["gflops"].contains("b"));
+  // One line: what --json prints last.
+  CHECK(j.dump().find('\n') == std::string::npos);
+}
+
+TEST_CASE("bench: the SVG plot is well-formed and draws every series and the roofline") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  std::ostringstream out;
+  sfc::write_svg(out, test_context(), result);
+  const std::string svg = out.str();
+  CHECK(sfc::test::xml_problem(svg) == "");
+  CHECK(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
+  for (const char* id : {"series-sfc-ca", "series-a", "series-b", "series-roofline"})
+    CHECK_MESSAGE(svg.find(std::string("id=\"") + id + "\"") != std::string::npos, id);
+  CHECK(svg.find("stroke-dasharray") != std::string::npos);  // the roofline is dashed
+  CHECK(svg.find("a&amp;b&lt;c&gt;.svg") != std::string::npos);
+  // Shapes run along x by arithmetic intensity: 64^3 (21.3 flop/B) before 128^3 (42.7).
+  CHECK(svg.find("64x64x64") < svg.find("128x128x128"));
+}
+
+TEST_CASE("bench: the XML check itself catches broken documents") {
+  using sfc::test::xml_problem;
+  CHECK(xml_problem("<svg><g></g></svg>") == "");
+  CHECK(xml_problem("<svg><g></svg>") != "");
+  CHECK(xml_problem("<svg>a & b</svg>") != "");
+  CHECK(xml_problem("<svg x=1></svg>") != "");
+  CHECK(xml_problem("<svg/><svg/>") != "");
+  CHECK(xml_problem("<svg><text>1 < 2</text></svg>") != "");
+}

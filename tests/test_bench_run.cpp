@@ -1,0 +1,139 @@
+// run_bench end to end on tiny shapes, with in-process peers: what it
+// measures, in which order, which peers it drops, and the cross-check of
+// SFC-CA's result against every peer's.
+#include <doctest/doctest.h>
+
+#include "sfc/bench.hpp"
+#include "test_bench_support.hpp"
+
+namespace {
+
+// A textbook row-major GEMM; `error` is added to C[0] to play a broken library.
+class NaivePeer final : public sfc::GemmPeer {
+ public:
+  NaivePeer(std::string name, bool has_f64, float error = 0)
+      : name_(std::move(name)), has_f64_(has_f64), error_(error) {}
+  std::string_view name() const override { return name_; }
+  std::string description() const override { return "naive " + name_; }
+  bool supports(sfc::DType dtype) const override {
+    return dtype == sfc::DType::f32 || (has_f64_ && dtype == sfc::DType::f64);
+  }
+  void set_threads(int threads) override { threads_ = threads; }
+  void gemm(sfc::DType dtype, const sfc::GemmShape& s, const void* a, std::int64_t lda, const void* b,
+            std::int64_t ldb, void* c, std::int64_t ldc) const override {
+    if (dtype == sfc::DType::f32)
+      multiply(s, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, static_cast<float*>(c), ldc);
+    else
+      multiply(s, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, static_cast<double*>(c), ldc);
+  }
+  int threads_ = 0;
+
+ private:
+  template <class T>
+  void multiply(const sfc::GemmShape& s, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
+                std::int64_t ldc) const {
+    for (std::int64_t i = 0; i < s.m; ++i)
+      for (std::int64_t j = 0; j < s.n; ++j) {
+        double sum = 0;
+        for (std::int64_t p = 0; p < s.k; ++p) sum += double(a[i * lda + p]) * double(b[p * ldb + j]);
+        c[i * ldc + j] = T(sum);
+      }
+    c[0] += T(error_);
+  }
+  std::string name_;
+  bool has_f64_;
+  float error_;
+};
+
+const std::vector<sfc::GemmShape> kShapes = {{40, 24, 56}, {17, 33, 130}};
+
+sfc::BenchOptions tiny_options(sfc::Layout layout) {
+  sfc::BenchOptions o;
+  o.threads = 2;
+  o.layout = layout;
+  o.warmup = 0;
+  o.reps = 2;
+  return o;
+}
+
+const sfc::Roofline kRoofline = sfc::Roofline::from_calibration({100, 10}, sfc::DType::f32, 2, "test");
+
+}  // namespace
+
+TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");  // keep the test fast
+  for (sfc::Layout layout : {sfc::Layout::blocked, sfc::Layout::row_major}) {
+    std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+    peers.push_back(std::make_unique<NaivePeer>("first", true));
+    peers.push_back(std::make_unique<NaivePeer>("second", false));
+    auto* first = static_cast<NaivePeer*>(peers[0].get());
+    std::vector<sfc::GemmShape> asked;
+    const auto picker = [&](const sfc::GemmShape& shape) {
+      asked.push_back(shape);
+      return sfc::SfcConfig{8, 8};  // clamped by the plan to what K allows
+    };
+    const sfc::BenchResult r = sfc::run_bench(kShapes, tiny_options(layout), picker, std::move(peers), kRoofline);
+    CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "first", "second"});
+    CHECK(first->threads_ == 2);
+    REQUIRE(r.shapes.size() == 2);
+    CHECK(asked.size() == 2);
+    for (std::size_t s = 0; s < 2; ++s) {
+      const sfc::ShapeMeasurement& m = r.shapes[s];
+      CHECK(m.shape.k == kShapes[s].k);
+      CHECK(m.timings.size() == 3);
+      for (const sfc::Timing& t : m.timings) CHECK(t.mean > 0);
+      CHECK(m.config.k_layers * m.config.k_block_factor <= 3);  // K = 56 or 130: at most 3 K blocks
+      CHECK(m.max_error_ratio <= 1);
+      CHECK(m.roofline_gflops == doctest::Approx(kRoofline.bound_gflops(m.shape, sfc::DType::f32)));
+    }
+    CHECK(r.notes.empty());
+  }
+}
+
+TEST_CASE("bench: a peer without the dtype is dropped with a note") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+  peers.push_back(std::make_unique<NaivePeer>("doubles", true));
+  peers.push_back(std::make_unique<NaivePeer>("floats-only", false));
+  sfc::BenchOptions options = tiny_options(sfc::Layout::blocked);
+  options.dtype = sfc::DType::f64;
+  const sfc::BenchResult r = sfc::run_bench({{32, 32, 32}}, options, [](const sfc::GemmShape&) {
+    return sfc::SfcConfig{};
+  }, std::move(peers), kRoofline);
+  CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "doubles"});
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == "floats-only skipped: it has no f64 GEMM");
+}
+
+TEST_CASE("bench: a result that differs from a peer's is flagged") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+  peers.push_back(std::make_unique<NaivePeer>("wrong", false, 0.5f));
+  const sfc::BenchResult r = sfc::run_bench({{32, 32, 64}}, tiny_options(sfc::Layout::blocked),
+                                            [](const sfc::GemmShape&) { return sfc::SfcConfig{2, 1}; },
+                                            std::move(peers), kRoofline);
+  CHECK(r.shapes[0].max_error_ratio > 1);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("differs from a peer's") != std::string::npos);
+}
+
+TEST_CASE("bench: bad requests are sfc::Error before anything runs") {
+  const auto picker = [](const sfc::GemmShape&) { return sfc::SfcConfig{}; };
+  sfc::BenchOptions o = tiny_options(sfc::Layout::blocked);
+  CHECK_THROWS_AS(sfc::run_bench({}, o, picker, {}, kRoofline), sfc::Error);
+  o.reps = 0;
+  CHECK_THROWS_AS(sfc::run_bench(kShapes, o, picker, {}, kRoofline), sfc::Error);
+  o = tiny_options(sfc::Layout::col_major);
+  CHECK_THROWS_AS(sfc::run_bench(kShapes, o, picker, {}, kRoofline), sfc::Error);
+  o = tiny_options(sfc::Layout::blocked);
+  CHECK_THROWS_AS(sfc::run_bench({{0, 4, 4}}, o, picker, {}, kRoofline), sfc::Error);
+}
+
+TEST_CASE("bench: the quick search returns a configuration the plan runs as is") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  const sfc::ConfigPicker pick = sfc::quick_search_picker(tiny_options(sfc::Layout::blocked));
+  const sfc::SfcConfig c = pick({64, 64, 256});  // 4 K blocks of 64
+  CHECK(c.k_layers >= 1);
+  CHECK(c.k_block_factor >= 1);
+  CHECK(c.k_layers * c.k_block_factor <= 4);
+}
