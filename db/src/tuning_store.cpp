@@ -182,6 +182,11 @@ TuningStore& TuningStore::operator=(TuningStore&&) noexcept = default;
 
 const std::string& TuningStore::path() const { return impl_->db.path(); }
 
+int TuningStore::schema_version() const {
+  sqlite::Statement query = impl_->db.prepare("PRAGMA user_version");
+  return query.step() ? static_cast<int>(query.integer(0)) : 0;
+}
+
 std::vector<Platform> TuningStore::platforms() const {
   sqlite::Statement query = impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms ORDER BY hash");
   std::vector<Platform> out;
@@ -299,6 +304,18 @@ std::vector<Winner> TuningStore::winners(const std::string& platform_hash, DType
   return impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3", platform_hash, [&](sqlite::Statement& q) {
     q.bind(2, to_string(dtype)).bind(3, threads);
   });
+}
+
+std::optional<Winner> TuningStore::winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
+                                          int threads) const {
+  std::vector<Winner> found =
+      impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3 AND w.m = ?4 AND w.n = ?5 AND w.k = ?6", platform_hash,
+                     [&](sqlite::Statement& q) {
+                       q.bind(2, to_string(dtype)).bind(3, threads);
+                       q.bind(4, shape.m).bind(5, shape.n).bind(6, shape.k);
+                     });
+  if (found.empty()) return std::nullopt;
+  return found.front();
 }
 
 std::vector<ResultGroup> TuningStore::result_groups(const std::string& platform_hash) const {

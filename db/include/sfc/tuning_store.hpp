@@ -74,6 +74,7 @@ class TuningStore {
   TuningStore& operator=(TuningStore&&) noexcept;
 
   const std::string& path() const;
+  int schema_version() const;
 
   std::vector<Platform> platforms() const;
   std::optional<Platform> platform(const std::string& hash) const;
@@ -106,6 +107,8 @@ class TuningStore {
 
   std::vector<Winner> winners(const std::string& platform_hash) const;
   std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads) const;
+  std::optional<Winner> winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
+                               int threads) const;
   std::vector<ResultGroup> result_groups(const std::string& platform_hash) const;
 
   void save_calibration(const std::string& platform_hash, const Calibration& calibration);

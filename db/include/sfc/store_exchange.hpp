@@ -1,0 +1,57 @@
+// Moving results in and out of a TuningStore: export to CSV, JSON or a
+// tuning table; import of CSV and JSON exports; merging stores.
+//
+// Formats (columns and keys are documented in docs/tuning.md):
+//   csv   one row per winner; with `all`, one row per measurement instead,
+//         each carrying its platform and calibration, and a `winner` column
+//   json  {"format": "sfc-tune-export", "version": 1, "platforms": [{...,
+//         "calibration", "winners", and with `all` "measurements"}]}
+//   table the TuningTable file of one platform (sfc/tuning_table.hpp)
+// An export made with `all` imports back without loss; imports and merges
+// skip measurements the store already holds, so repeating one adds nothing.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sfc/tuning_store.hpp"
+
+namespace sfc {
+
+enum class ExportFormat { csv, json, table };
+ExportFormat parse_export_format(std::string_view text);  // "csv" | "json" | "table"; throws sfc::Error
+
+struct ExportRequest {
+  ExportFormat format = ExportFormat::csv;
+  std::string path;           // written atomically (temporary file + rename)
+  std::string platform_hash;  // empty: every platform (a table needs the store to hold just one)
+  bool all = false;           // csv/json: every measurement too
+};
+
+struct ExchangeCounts {
+  std::int64_t platforms = 0;
+  std::int64_t winners = 0;
+  std::int64_t measurements = 0;  // written, or added by an import/merge
+  std::int64_t duplicates = 0;    // import/merge: already in the store, skipped
+};
+
+ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request);
+
+// Reads a csv or json export made with `all` (told apart by content) into
+// `store` in one transaction. Throws sfc::Error naming the file, the line (csv)
+// or the entry (json), and the reason; the store is then unchanged.
+ExchangeCounts import_results(TuningStore& store, const std::string& path);
+
+// Adds everything in `from` to `into` in one transaction: platforms stay
+// apart by hash, every measurement is kept (so winners are recomputed over
+// both runs), and the newer calibration of a platform wins.
+ExchangeCounts merge_results(TuningStore& into, const TuningStore& from);
+
+// What `sfc-tune db info --json` prints: the schema version, and per platform
+// its fingerprint, calibration (or null) and, per dtype and thread count, the
+// shapes measured, the shapes with a winner and the measurements.
+nlohmann::ordered_json describe_store(const TuningStore& store);
+
+}  // namespace sfc

@@ -1,0 +1,174 @@
+// export_results: csv, json and table writers.
+#include <set>
+#include <tuple>
+
+#include "csv.hpp"
+#include "exchange_records.hpp"
+#include "sfc/error.hpp"
+#include "sfc/platform_fields.hpp"
+#include "sfc/store_exchange.hpp"
+#include "text_file.hpp"
+
+namespace sfc {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::vector<std::string> selected_platforms(const TuningStore& store, const std::string& hash) {
+  std::vector<std::string> hashes;
+  if (!hash.empty()) {
+    if (!store.platform(hash))
+      throw Error("database " + store.path() + " has no platform " + hash + " (sfc-tune db info lists them)");
+    hashes.push_back(hash);
+    return hashes;
+  }
+  for (const Platform& p : store.platforms()) hashes.push_back(p.hash());
+  return hashes;
+}
+
+json calibration_json(const TuningStore& store, const std::string& hash) {
+  const std::optional<std::string> at = store.calibration_time(hash);
+  if (!at) return nullptr;
+  const Calibration c = store.calibration(hash);
+  return {{"gamma_gflops_per_core", c.gamma_gflops_per_core},
+          {"beta_gbytes_per_s", c.beta_gbytes_per_s},
+          {"measured_at", *at}};
+}
+
+// One JSON object per platform: fingerprint, calibration, winners [, measurements].
+json platform_json(const TuningStore& store, const std::string& hash, bool all, ExchangeCounts& counts) {
+  json object = to_json(*store.platform(hash));
+  object["calibration"] = calibration_json(store, hash);
+  object["winners"] = json::array();
+  for (const Winner& w : store.winners(hash)) object["winners"].push_back(to_json(w));
+  counts.winners += static_cast<std::int64_t>(object["winners"].size());
+  if (all) {
+    object["measurements"] = json::array();
+    for (const Measurement& m : store.measurements(hash)) object["measurements"].push_back(to_json(m));
+    counts.measurements += static_cast<std::int64_t>(object["measurements"].size());
+  }
+  ++counts.platforms;
+  return object;
+}
+
+// CSV columns that name the platform and its calibration on every row.
+std::vector<std::string> platform_columns() {
+  std::vector<std::string> columns = {"platform_hash"};
+  for (const PlatformField& f : platform_fields()) columns.push_back("platform_" + std::string(f.name));
+  for (const char* c : {"gamma_gflops_per_core", "beta_gbytes_per_s", "calibrated_at"}) columns.push_back(c);
+  return columns;
+}
+
+std::vector<std::string> platform_cells(const json& platform) {
+  std::vector<std::string> cells = {platform["hash"].get<std::string>()};
+  for (const PlatformField& f : platform_fields()) cells.push_back(json_to_cell(platform[std::string(f.name)]));
+  const json& c = platform["calibration"];
+  for (const char* key : {"gamma_gflops_per_core", "beta_gbytes_per_s", "measured_at"})
+    cells.push_back(c.is_null() ? "" : json_to_cell(c[key]));
+  return cells;
+}
+
+// A configuration of a shape, from a winner or a measurement object.
+using ConfigKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string, int, int, int>;
+ConfigKey config_key(const json& o) {
+  return {o["m"].get<std::int64_t>(), o["n"].get<std::int64_t>(), o["k"].get<std::int64_t>(),
+          o["dtype"].get<std::string>(), o["threads"].get<int>(), o["k_layers"].get<int>(),
+          o["k_block_factor"].get<int>()};
+}
+
+std::string csv_text(const json& platforms, bool all) {
+  std::vector<std::string> header = platform_columns();
+  for (const ExchangeField& f : all ? measurement_fields() : winner_fields()) header.emplace_back(f.name);
+  if (all) header.emplace_back("winner");
+  std::string out;
+  append_csv_row(out, header);
+
+  for (const json& platform : platforms) {
+    const std::vector<std::string> prefix = platform_cells(platform);
+    if (!all) {
+      for (const json& w : platform["winners"]) {
+        std::vector<std::string> row = prefix;
+        for (const ExchangeField& f : winner_fields()) row.push_back(json_to_cell(w[std::string(f.name)]));
+        append_csv_row(out, row);
+      }
+      continue;
+    }
+    // Full measurements of the winning configuration of their shape get winner = 1.
+    std::set<ConfigKey> winning;
+    for (const json& w : platform["winners"]) winning.insert(config_key(w));
+    if (platform["measurements"].empty()) {  // a row still carries the platform (e.g. calibrated, not tuned)
+      std::vector<std::string> row = prefix;
+      row.resize(header.size());
+      append_csv_row(out, row);
+    }
+    for (const json& m : platform["measurements"]) {
+      std::vector<std::string> row = prefix;
+      for (const ExchangeField& f : measurement_fields()) row.push_back(json_to_cell(m[std::string(f.name)]));
+      const bool wins = m["screening"] == 0 && winning.count(config_key(m));
+      row.push_back(wins ? "1" : "0");
+      append_csv_row(out, row);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json describe_store(const TuningStore& store) {
+  json platforms = json::array();
+  for (const Platform& platform : store.platforms()) {
+    const std::string hash = platform.hash();
+    json object = to_json(platform);
+    object["calibration"] = calibration_json(store, hash);
+    object["results"] = json::array();
+    for (const ResultGroup& g : store.result_groups(hash))
+      object["results"].push_back({{"dtype", std::string(to_string(g.dtype))},
+                                   {"threads", g.threads},
+                                   {"shapes", g.shapes},
+                                   {"tuned_shapes", g.tuned_shapes},
+                                   {"measurements", g.measurements}});
+    platforms.push_back(std::move(object));
+  }
+  return {{"db", store.path()}, {"schema_version", store.schema_version()}, {"platforms", std::move(platforms)}};
+}
+
+ExportFormat parse_export_format(std::string_view text) {
+  if (text == "csv") return ExportFormat::csv;
+  if (text == "json") return ExportFormat::json;
+  if (text == "table") return ExportFormat::table;
+  throw Error("unknown export format '" + std::string(text) + "' (use csv, json or table)");
+}
+
+ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {
+  ExchangeCounts counts;
+  const std::vector<std::string> hashes = selected_platforms(store, request.platform_hash);
+
+  if (request.format == ExportFormat::table) {
+    if (hashes.size() != 1) {
+      std::string list;
+      for (const std::string& h : hashes) list += " " + h;
+      throw Error("a table holds one platform, and " + store.path() + " has " + std::to_string(hashes.size()) +
+                  (hashes.empty() ? "" : ":" + list) + "; choose one with --platform HASH");
+    }
+    const TuningTable table = store.table(hashes.front());
+    table.save(request.path);
+    counts.platforms = 1;
+    counts.winners = static_cast<std::int64_t>(table.shapes.size());
+    return counts;
+  }
+
+  json platforms = json::array();
+  for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request.all, counts));
+  if (request.format == ExportFormat::json) {
+    const json document = {{"format", "sfc-tune-export"},
+                           {"version", 1},
+                           {"measurements_included", request.all},
+                           {"platforms", std::move(platforms)}};
+    write_text_file_atomically(request.path, document.dump(1) + "\n");
+  } else {
+    write_text_file_atomically(request.path, csv_text(platforms, request.all));
+  }
+  return counts;
+}
+
+}  // namespace sfc

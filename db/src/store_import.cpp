@@ -1,0 +1,173 @@
+// import_results: reads csv and json exports made with --all.
+#include <map>
+
+#include "csv.hpp"
+#include "exchange_records.hpp"
+#include "sfc/error.hpp"
+#include "sfc/platform_fields.hpp"
+#include "sfc/store_exchange.hpp"
+#include "text_file.hpp"
+
+namespace sfc {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Everything a file holds, validated, before the store is touched.
+struct ImportBatch {
+  struct PlatformPart {
+    Platform platform;
+    std::optional<std::pair<Calibration, std::string>> calibration;
+    std::vector<Measurement> measurements;
+  };
+  std::map<std::string, PlatformPart> platforms;  // by hash
+};
+
+std::optional<std::pair<Calibration, std::string>> calibration_from_json(const json& c) {
+  if (c.is_null()) return std::nullopt;
+  const auto number = [&](const char* key) {
+    if (!c.contains(key) || !c[key].is_number()) throw Error(std::string("calibration.") + key + ": not a number");
+    return c[key].get<double>();
+  };
+  if (!c.contains("measured_at") || !c["measured_at"].is_string())
+    throw Error("calibration.measured_at: not a string");
+  return std::pair{Calibration{number("gamma_gflops_per_core"), number("beta_gbytes_per_s")},
+                   c["measured_at"].get<std::string>()};
+}
+
+ImportBatch read_json(const std::string& path, const std::string& text) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!document.is_object() || document.value("format", "") != "sfc-tune-export")
+    throw Error(path + ": not an sfc-tune export (its \"format\" is not \"sfc-tune-export\")");
+  if (document.value("version", 0) != 1)
+    throw Error(path + ": export version " + document.value("version", json()).dump() + " is not 1");
+  if (!document.value("measurements_included", false))
+    throw Error(path + ": this export holds winners only; import needs one made with --all");
+  if (!document.contains("platforms") || !document["platforms"].is_array())
+    throw Error(path + ": \"platforms\" is missing");
+
+  ImportBatch batch;
+  std::size_t i = 0;
+  for (const json& object : document["platforms"]) {
+    std::string where = path + ": platforms[" + std::to_string(i++) + "]";
+    try {
+      if (!object.is_object()) throw Error("not an object");
+      ImportBatch::PlatformPart part{.platform = platform_from_json(object),
+                                     .calibration = calibration_from_json(object.value("calibration", json())),
+                                     .measurements = {}};
+      if (!object.contains("measurements") || !object["measurements"].is_array())
+        throw Error("\"measurements\" is missing");
+      std::size_t j = 0;
+      for (const json& m : object["measurements"]) {
+        where = path + ": platforms[" + std::to_string(i - 1) + "].measurements[" + std::to_string(j++) + "]";
+        part.measurements.push_back(measurement_from_json(m));
+      }
+      const std::string hash = part.platform.hash();
+      if (batch.platforms.count(hash)) throw Error("platform " + hash + " appears twice");
+      batch.platforms.emplace(hash, std::move(part));
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+  return batch;
+}
+
+ImportBatch read_csv(const std::string& path, const std::string& text) {
+  CsvReader reader(text);
+  std::vector<std::string> cells;
+  std::map<std::string, std::size_t> column;
+  try {
+    if (!reader.next(cells)) throw Error("line 1: the file is empty");
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
+  const std::size_t width = cells.size();
+  auto require = [&](const std::string& name) {
+    const auto it = column.find(name);
+    if (it != column.end()) return it->second;
+    if (column.count("gflops") && !column.count("effective_k_layers"))
+      throw Error(path + ":1: this CSV holds winners only; import needs an export made with --all");
+    throw Error(path + ":1: not an sfc-tune measurement export (no column '" + name + "')");
+  };
+  // Where each platform and measurement key sits in a row.
+  std::vector<std::pair<const PlatformField*, std::size_t>> platform_at;
+  for (const PlatformField& f : platform_fields())
+    platform_at.emplace_back(&f, require("platform_" + std::string(f.name)));
+  std::vector<std::pair<ExchangeField, std::size_t>> measurement_at;
+  for (const ExchangeField& f : measurement_fields()) measurement_at.emplace_back(f, require(std::string(f.name)));
+  const std::size_t hash_at = require("platform_hash"), gamma_at = require("gamma_gflops_per_core"),
+                    beta_at = require("beta_gbytes_per_s"), calibrated_at = require("calibrated_at");
+
+  ImportBatch batch;
+  for (;;) {
+    std::string where = path;
+    try {
+      if (!reader.next(cells)) break;
+      where = path + ":" + std::to_string(reader.line());
+      if (cells.size() == 1 && cells[0].empty()) continue;  // a blank line
+      if (cells.size() != width)
+        throw Error(std::to_string(cells.size()) + " fields, the header has " + std::to_string(width));
+
+      const std::string& hash = cells[hash_at];
+      auto part = batch.platforms.find(hash);
+      if (part == batch.platforms.end()) {
+        json platform = {{"hash", hash}};
+        for (auto [f, at] : platform_at)
+          platform[std::string(f->name)] =
+              cell_to_json("platform_" + std::string(f->name), f->numeric ? FieldKind::integer : FieldKind::text, cells[at]);
+        json calibration = nullptr;
+        if (!cells[calibrated_at].empty())
+          calibration = {{"gamma_gflops_per_core", cell_to_json("gamma_gflops_per_core", FieldKind::real, cells[gamma_at])},
+                         {"beta_gbytes_per_s", cell_to_json("beta_gbytes_per_s", FieldKind::real, cells[beta_at])},
+                         {"measured_at", cells[calibrated_at]}};
+        part = batch.platforms
+                   .emplace(hash, ImportBatch::PlatformPart{.platform = platform_from_json(platform),
+                                                            .calibration = calibration_from_json(calibration),
+                                                            .measurements = {}})
+                   .first;
+      }
+      json measurement = json::object();
+      bool empty = true;
+      for (auto [f, at] : measurement_at) {
+        measurement[std::string(f.name)] = cell_to_json(f.name, f.kind, cells[at]);
+        empty = empty && cells[at].empty();
+      }
+      if (!empty) part->second.measurements.push_back(measurement_from_json(measurement));
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+  return batch;
+}
+
+}  // namespace
+
+ExchangeCounts import_results(TuningStore& store, const std::string& path) {
+  const std::string text = read_text_file(path);
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw Error(path + " is empty");
+  if (text.compare(first, 10, "sfc-table ") == 0)
+    throw Error(path + " is a tuning table, which holds winners only; import a csv or json export made with --all");
+  const ImportBatch batch = text[first] == '{' ? read_json(path, text) : read_csv(path, text);
+
+  ExchangeCounts counts;
+  store.batch([&] {
+    for (const auto& [hash, part] : batch.platforms) {
+      store.upsert_platform(part.platform);
+      if (part.calibration) keep_newer_calibration(store, hash, part.calibration->first, part.calibration->second);
+      const std::int64_t added = store.record(hash, part.measurements);
+      counts.measurements += added;
+      counts.duplicates += static_cast<std::int64_t>(part.measurements.size()) - added;
+      ++counts.platforms;
+    }
+  });
+  return counts;
+}
+
+}  // namespace sfc
