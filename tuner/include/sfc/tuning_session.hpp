@@ -1,0 +1,47 @@
+// tune_grid: tunes every shape of a grid into a TuningStore, one transaction
+// per shape, resuming where an earlier run of the same grid stopped.
+//
+// A shape counts as done when the store already holds what the Tuner would
+// measure for it (so a rerun measures only what is missing; `force` measures
+// everything again, adding to the earlier measurements). When `stop` becomes
+// true, the configuration being timed finishes, what the current shape has
+// measured is committed, and the run ends with `interrupted` set.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "sfc/config_set.hpp"
+#include "sfc/platform.hpp"
+#include "sfc/shape_grid.hpp"
+#include "sfc/tuner.hpp"
+#include "sfc/tuning_store.hpp"
+
+namespace sfc {
+
+enum class ProgressStyle {
+  automatic,  // a redrawn bar when stderr is a terminal, one log line per shape otherwise
+  quiet,      // nothing
+};
+
+struct SessionOptions {
+  TuneOptions tune;  // tune.threads must equal the platform's threads
+  ConfigSet configs = ConfigSet::all();
+  bool force = false;
+  ProgressStyle progress = ProgressStyle::automatic;
+};
+
+struct SessionSummary {
+  std::string platform_hash;
+  std::size_t shapes = 0;        // in the grid
+  std::size_t already_done = 0;  // complete in the store before this run
+  std::size_t tuned = 0;         // completed by this run
+  std::int64_t measurements = 0; // rows this run added
+  bool interrupted = false;
+  double seconds = 0;
+};
+
+SessionSummary tune_grid(TuningStore& store, const Platform& platform, const ShapeGrid& grid,
+                         const SessionOptions& options, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace sfc

@@ -1,0 +1,45 @@
+// What a tuning session shows on stderr: a bar redrawn in place on a
+// terminal (shapes done of total, current shape and configuration, best so
+// far, ETA), one log line per finished shape otherwise, nothing when quiet.
+#pragma once
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sfc/gemm.hpp"
+#include "sfc/tuner.hpp"
+#include "sfc/tuning_session.hpp"
+#include "sfc/tuning_store.hpp"
+
+namespace sfc {
+
+class TuningProgress {
+ public:
+  // `pending` are the shapes this run will tune, in order.
+  TuningProgress(ProgressStyle style, std::size_t grid_size, std::size_t already_done,
+                 const std::vector<GemmShape>& pending);
+  ~TuningProgress();
+
+  // One start_shape() ... finish_shape() per pending shape, in order.
+  void start_shape();
+  void step(const TuneStep& step);
+  void finish_shape(const std::optional<Winner>& winner);
+  void clear();  // takes the bar off the terminal before other output
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  double eta_seconds() const;  // < 0: unknown yet
+  void draw(bool force);
+
+  bool enabled_, terminal_;
+  std::size_t grid_size_, done_;
+  std::vector<GemmShape> pending_;
+  std::size_t current_ = 0;       // index into pending_
+  TuneStep last_step_;
+  Clock::time_point shape_start_, last_draw_;
+  std::vector<std::pair<double, double>> finished_;  // (GFLOP, seconds) of shapes tuned by this run
+  bool drawn_ = false;
+};
+
+}  // namespace sfc
