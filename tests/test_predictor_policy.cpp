@@ -47,8 +47,8 @@ TEST_CASE("policy: a shape near a tuned one takes its neighbour's winner") {
   CHECK(a.nearest.m == 1024);
   CHECK(a.nearest.n == 256);
   CHECK(a.nearest.k == 4096);
-  const double expected = std::hypot(std::log2(1100.0 / 1024), std::log2(300.0 / 256),
-                                     std::log2(3900.0 / 4096));
+  const double expected =
+      std::hypot(std::log2(1100.0 / 1024), std::log2(300.0 / 256), std::log2(3900.0 / 4096));
   CHECK(a.distance == doctest::Approx(expected));
   CHECK(to_string(a.tier) == "nearest");
 }
@@ -68,7 +68,8 @@ TEST_CASE("policy: the vote prefers what is good on all neighbours") {
   CHECK(p.predict(Predictor::vote, query, DType::f32, 2) == Knobs{1, 1});
   CHECK(p.query(query, DType::f32, 2).knobs == Knobs{1, 1});
   // The nearest rule ships when votes are off.
-  CHECK(ConfigPredictor({synthetic_table(shapes)}).query(query, DType::f32, 2).knobs == Knobs{4, 8});
+  CHECK(ConfigPredictor({synthetic_table(shapes)}).query(query, DType::f32, 2).knobs ==
+        Knobs{4, 8});
 }
 
 TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
@@ -112,7 +113,8 @@ TEST_CASE("policy: bad input is refused with sfc::Error") {
   CHECK_THROWS_AS(p.query({64, 64, -5}, DType::f32, 2), Error);
   CHECK_THROWS_AS(p.query({64, 64, 64}, DType::f32, 0), Error);
   CHECK_THROWS_AS(p.predict(Predictor::nearest, {64, 64, 64}, DType::f64, 2), Error);
-  CHECK_THROWS_AS(ConfigPredictor({}).predict(Predictor::model, {64, 64, 64}, DType::f32, 2), Error);
+  CHECK_THROWS_AS(ConfigPredictor({}).predict(Predictor::model, {64, 64, 64}, DType::f32, 2),
+                  Error);
   PredictorOptions bad;
   bad.vote_neighbours = 0;
   CHECK_THROWS_AS(ConfigPredictor({}, bad), Error);

@@ -1,0 +1,45 @@
+# cmake -DBUILD_DIR=... -DWORK_DIR=... -DCONSUMER_DIR=... -P install_test.cmake
+# Installs the build into WORK_DIR/prefix, then builds and runs two consumers
+# of the installed libsfcconf: a CMake project using find_package(sfcconf),
+# and a C file compiled with the flags of `pkg-config sfcconf`.
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "${what}: ${out}")
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${code}):\n${out}\n${err}")
+  endif()
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${WORK_DIR})
+run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+foreach(file include/sfcconf.h include/sfcconf.hpp)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "${file} was not installed")
+  endif()
+endforeach()
+
+run("configure consumer" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+run("build consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
+run("run consumer" ${WORK_DIR}/consumer/consumer)
+
+find_program(PKG_CONFIG pkg-config)
+if(NOT PKG_CONFIG)
+  message(STATUS "pkg-config is not installed: its half of the test is skipped")
+  return()
+endif()
+file(GLOB_RECURSE pc_file ${prefix}/*/sfcconf.pc)
+get_filename_component(pc_dir "${pc_file}" DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs sfcconf OUTPUT_VARIABLE flags
+                RESULT_VARIABLE code OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "pkg-config does not find sfcconf in ${pc_dir}")
+endif()
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run("compile with pkg-config flags (${flags})" cc ${CONSUMER_DIR}/main.c ${flags}
+    -o ${WORK_DIR}/c_consumer)
+list(FILTER flags INCLUDE REGEX "^-L")
+string(REGEX REPLACE "^-L" "" libdir "${flags}")
+run("run C consumer" ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${WORK_DIR}/c_consumer)

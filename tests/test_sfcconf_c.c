@@ -1,0 +1,126 @@
+/* libsfcconf from plain C: every entry point, every error code a caller can
+ * meet, on the tables tests/predictor/fixture.cpp writes into argv[1]. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sfcconf.h"
+
+static int failures = 0, checks = 0;
+
+#define CHECK(cond)                                                 \
+  do {                                                              \
+    ++checks;                                                       \
+    if (!(cond)) {                                                  \
+      ++failures;                                                   \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                               \
+  } while (0)
+
+static char path_buffer[4096];
+static const char* in_dir(const char* dir, const char* name) {
+  snprintf(path_buffer, sizeof path_buffer, "%s/%s", dir, name);
+  return path_buffer;
+}
+
+static void check_open_errors(const char* dir) {
+  sfcconf_handle* conf = (sfcconf_handle*)1;
+  CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), NULL, NULL) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_open(in_dir(dir, "missing.sfctable"), NULL, &conf) == SFCCONF_ERR_UNREADABLE);
+  CHECK(conf == NULL);
+  CHECK(strstr(sfcconf_last_error(), "missing.sfctable") != NULL);
+  CHECK(sfcconf_open(dir, NULL, &conf) == SFCCONF_ERR_UNREADABLE); /* a directory */
+  CHECK(sfcconf_open(in_dir(dir, "empty.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
+  CHECK(sfcconf_open(in_dir(dir, "truncated.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
+  CHECK(strlen(sfcconf_last_error()) > 0);
+  /* Another machine's table is refused, naming its platform... */
+  CHECK(sfcconf_open(in_dir(dir, "other_machine.sfctable"), NULL, &conf) == SFCCONF_ERR_PLATFORM);
+  CHECK(strstr(sfcconf_last_error(), "Some Other CPU") != NULL);
+  CHECK(conf == NULL);
+  /* ... and this machine's, when another platform is asked for. */
+  CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), "0123456789abcdef", &conf) ==
+        SFCCONF_ERR_PLATFORM);
+}
+
+static void check_queries(const char* dir) {
+  sfcconf_handle* conf = NULL;
+  sfcconf_answer a;
+  CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), NULL, &conf) == SFCCONF_OK);
+  if (!conf) return;
+
+  /* A tuned shape, twice: the second answer comes from the cache. */
+  for (int round = 0; round < 2; ++round) {
+    CHECK(sfcconf_query(conf, 1024, 256, 4096, SFCCONF_F32, 2, &a) == SFCCONF_OK);
+    CHECK(a.tier == SFCCONF_TIER_EXACT);
+    CHECK(a.k_layers == 2 && a.k_block_factor == 4);
+    CHECK(a.distance == 0.0);
+    CHECK(a.nearest_m == 1024 && a.nearest_n == 256 && a.nearest_k == 4096);
+  }
+  CHECK(sfcconf_query(conf, 1100, 1000, 1000, SFCCONF_F32, 2, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_NEAREST);
+  CHECK(a.k_layers == 1 && a.k_block_factor == 2);
+  CHECK(a.nearest_m == 1024 && a.nearest_n == 1024 && a.nearest_k == 1024);
+  CHECK(a.distance > 0.0 && a.distance < 0.2);
+  CHECK(sfcconf_query(conf, 16, 16, 1 << 20, SFCCONF_F32, 2, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_MODEL);
+  CHECK(a.k_layers >= 1 && a.k_layers <= 8 && a.k_block_factor >= 1 && a.k_block_factor <= 8);
+  /* No tuned f64 shapes and no calibration for 3 threads: the default. */
+  CHECK(sfcconf_query(conf, 1024, 1024, 1024, SFCCONF_F64, 3, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_DEFAULT && a.k_layers == 1);
+  CHECK(isinf(a.distance) && a.nearest_m == 0);
+
+  CHECK(sfcconf_query(conf, 0, 64, 64, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(strstr(sfcconf_last_error(), "M=0") != NULL);
+  CHECK(sfcconf_query(conf, 64, 64, -1, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_query(conf, 64, 64, 64, SFCCONF_F32, 0, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_query(conf, 64, 64, 64, (sfcconf_dtype)7, 2, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_query(conf, 64, 64, 64, SFCCONF_F32, 2, NULL) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_query(NULL, 64, 64, 64, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
+  sfcconf_close(conf);
+}
+
+static void check_other_platform_by_name(const char* dir) {
+  char hash[64] = {0};
+  FILE* f = fopen(in_dir(dir, "other_machine.hash"), "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  CHECK(fscanf(f, "%63s", hash) == 1);
+  fclose(f);
+  sfcconf_handle* conf = NULL;
+  CHECK(sfcconf_open(in_dir(dir, "other_machine.sfctable"), hash, &conf) == SFCCONF_OK);
+  sfcconf_answer a;
+  CHECK(sfcconf_query(conf, 256, 256, 256, SFCCONF_F32, 2, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_EXACT && a.k_layers == 1 && a.k_block_factor == 2);
+  sfcconf_close(conf);
+}
+
+static void check_without_a_file(void) {
+  sfcconf_handle* conf = NULL;
+  sfcconf_answer a;
+  CHECK(sfcconf_open(NULL, NULL, &conf) == SFCCONF_OK);
+  CHECK(sfcconf_query(conf, 512, 512, 512, SFCCONF_F32, 2, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_DEFAULT && a.k_layers == 1 && a.k_block_factor >= 1);
+  sfcconf_close(conf);
+  sfcconf_close(NULL);
+}
+
+static void check_names(void) {
+  CHECK(strcmp(sfcconf_status_name(SFCCONF_ERR_PLATFORM), "platform") == 0);
+  CHECK(strcmp(sfcconf_status_name((sfcconf_status)99), "unknown") == 0);
+  CHECK(strcmp(sfcconf_tier_name(SFCCONF_TIER_DEFAULT), "default") == 0);
+  CHECK(strcmp(sfcconf_tier_name(SFCCONF_TIER_NEAREST), "nearest") == 0);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s FIXTURE_DIR\n", argv[0]);
+    return 2;
+  }
+  check_open_errors(argv[1]);
+  check_queries(argv[1]);
+  check_other_platform_by_name(argv[1]);
+  check_without_a_file();
+  check_names();
+  printf("%d passed, %d failed\n", checks - failures, failures);
+  return failures == 0 ? 0 : 1;
+}
