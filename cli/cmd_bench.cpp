@@ -19,6 +19,7 @@
 #include "sfc/calibration.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/predictor.hpp"
+#include "sfc/shape_grid.hpp"
 #include "sfc/tuning_store.hpp"
 
 namespace sfc::cli {
@@ -30,29 +31,6 @@ struct BenchArguments {
   int threads = 0, reps = 10, warmup = 2;
   bool json = false;
 };
-
-// TODO(bench): replace with ShapeGrid::parse from tuner/include/sfc/tuner.hpp
-// once it lands. Until then a grid is a comma list of sizes, meaning their
-// cube cross product: "256,512" -> 256x256x256, 256x256x512, ... 512x512x512.
-std::vector<GemmShape> parse_size_list(const std::string& spec) {
-  std::vector<std::int64_t> sizes;
-  std::string_view rest = spec;
-  while (true) {
-    const std::string_view item = rest.substr(0, rest.find(','));
-    std::int64_t size = 0;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), size);
-    if (item.empty() || error != std::errc() || end != item.data() + item.size() || size < 1)
-      throw Error("--grid: '" + std::string(item) + "' is not a positive size (expected e.g. 256,512,1024)");
-    sizes.push_back(size);
-    if (item.size() == rest.size()) break;
-    rest.remove_prefix(item.size() + 1);
-  }
-  std::vector<GemmShape> shapes;
-  for (std::int64_t m : sizes)
-    for (std::int64_t n : sizes)
-      for (std::int64_t k : sizes) shapes.push_back({m, n, k});
-  return shapes;
-}
 
 // The command line exactly as the shell passed it (from /proc), each argument
 // quoted when the shell would need it, so the report can be reproduced.
@@ -167,7 +145,7 @@ void close_output(std::ofstream& out, const std::string& path) {
 
 void run_bench_command(const BenchArguments& a) {
   // Everything the user typed is checked before anything is measured.
-  const std::vector<GemmShape> shapes = parse_size_list(a.grid);
+  const std::vector<GemmShape> shapes = ShapeGrid::parse(a.grid).shapes();
   BenchOptions options;
   options.dtype = parse_dtype(a.dtype);
   options.layout = parse_layout(a.layout);
@@ -249,7 +227,7 @@ void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArguments>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Time SFC-CA GEMM against OpenBLAS, BLIS and oneDNN, shape by shape, on cold inputs");
-  cmd->add_option("--grid", a->grid, "Shapes: comma list of sizes, their cube cross product (e.g. 256,512,1024,2048)")
+  cmd->add_option("--grid", a->grid, "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"")
       ->required();
   cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
   cmd->add_option("--threads", a->threads, "Threads for every implementation (default: OMP_NUM_THREADS or all cores)")

@@ -6,11 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <thread>
 
 #include "sfc/aligned_buffer.hpp"
 #include "sfc/bench_summary.hpp"
+#include "sfc/config_set.hpp"
+#include "sfc/tuner.hpp"
 
 namespace sfc {
 namespace {
@@ -21,9 +22,11 @@ namespace {
 // peer lets them go idle, so no implementation pays for its predecessor.
 constexpr auto kSettleTime = std::chrono::milliseconds(200);
 
-// Quick search: these values of both knobs, one cold warm-up and two timed runs each.
-constexpr int kSearchKnobs[] = {1, 2, 4, 8};
+// Quick search: these values of both knobs, screened with one run each; those
+// within 10% of the best screen are timed with one warm-up and two runs.
+constexpr const char* kSearchKnobs = "1,2,4,8";
 constexpr int kSearchWarmup = 1, kSearchReps = 2;
+constexpr double kSearchPruneMargin = 0.1;
 
 PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options,
                          const SfcConfig& config) {
@@ -170,35 +173,17 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
 }
 
 ConfigPicker quick_search_picker(const BenchOptions& options) {
-  return [options](const GemmShape& shape) {
-    // Clamping maps several requests to one configuration; time each once.
-    // Plans are built again for timing rather than kept: 16 plans' copies of
-    // C would hold up to a GiB for the larger shapes.
-    std::vector<SfcConfig> configs;
-    for (int layers : kSearchKnobs)
-      for (int rounds : kSearchKnobs) {
-        const GemmPlan plan(plan_request(shape, options, {layers, rounds}));
-        const SfcConfig effective{plan.k_layers(), plan.k_block_factor()};
-        if (std::none_of(configs.begin(), configs.end(), [&](const SfcConfig& c) {
-              return c.k_layers == effective.k_layers && c.k_block_factor == effective.k_block_factor;
-            }))
-          configs.push_back(effective);
-      }
-    std::optional<ColdOperands> operands;
-    SfcConfig best;
-    double best_seconds = std::numeric_limits<double>::infinity();
-    for (const SfcConfig& config : configs) {
-      const GemmPlan plan(plan_request(shape, options, config));
-      if (!operands) operands.emplace(plan, options.layout, kSearchWarmup + kSearchReps);
-      const double seconds = operands->time(plan, kSearchWarmup, kSearchReps).mean;
-      if (seconds < best_seconds) {
-        best_seconds = seconds;
-        best = config;
-      }
-    }
-    spdlog::debug("quick search {}: {} configurations, best ({},{})", shape_name(shape),
-                  configs.size(), best.k_layers, best.k_block_factor);
-    return best;
+  const Tuner tuner({.dtype = options.dtype,
+                     .threads = options.threads,
+                     .warmup = kSearchWarmup,
+                     .reps = kSearchReps,
+                     .prune_margin = kSearchPruneMargin});
+  const ConfigSet configs = ConfigSet::parse(kSearchKnobs, kSearchKnobs);
+  return [tuner, configs](const GemmShape& shape) {
+    const TunedShape winner = tuner.tune(shape, configs).result;
+    spdlog::debug("quick search {}: best ({},{})", shape_name(shape), winner.k_layers,
+                  winner.k_block_factor);
+    return SfcConfig{winner.k_layers, winner.k_block_factor};
   };
 }
 

@@ -61,10 +61,10 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
                       const ConfigPicker& picker, std::vector<std::unique_ptr<GemmPeer>> peers,
                       const Roofline& roofline);
 
-// A picker that times the configurations K_layers, k_block_factor in
-// {1, 2, 4, 8} (distinct after the plan's clamping) with one cold run each and
-// keeps the fastest. The benchmark then measures the winner afresh, so the
-// search's lucky draws do not flatter the reported figure.
+// A picker that searches K_layers, k_block_factor in {1, 2, 4, 8} with the
+// tuner (sfc/tuner.hpp: pruned, cold inputs, blocked layout) and keeps the
+// fastest. The benchmark then measures the winner afresh, so the search's
+// lucky draws do not flatter the reported figure.
 ConfigPicker quick_search_picker(const BenchOptions& options);
 
 }  // namespace sfc
