@@ -48,7 +48,7 @@ sfcconf_dtype c_dtype(DType d) {
 
 struct QueryOptions {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string db, table, platform, dtype = "f32";
+  std::string db = "sfc-tune.db", table, platform, dtype = "f32";
   int threads = 0;
   bool json = false;
 };
@@ -56,11 +56,10 @@ struct QueryOptions {
 void run_query(const QueryOptions& o) {
   const DType dtype = parse_dtype(o.dtype);
   const int threads = o.threads > 0 ? o.threads : default_threads();
-  const std::string& path = o.db.empty() ? o.table : o.db;
-  if (path.empty()) spdlog::warn("no --db or --table: every answer is the default tier");
+  const std::string& path = o.table.empty() ? o.db : o.table;
   sfcconf_answer a;
   try {
-    const sfcconf::TunedConfigs configs(path.empty() ? nullptr : path.c_str(), o.platform.c_str());
+    const sfcconf::TunedConfigs configs(path, o.platform);
     a = configs.query(o.m, o.n, o.k, c_dtype(dtype), threads);
   } catch (const sfcconf::Error& e) {
     throw Error(e.what());  // a one-line message, exit code 2
@@ -251,7 +250,7 @@ void add_predict_commands(CLI::App& app) {
   query->add_option("M", q->m, "Rows of A and C")->required()->check(gemm_size);
   query->add_option("N", q->n, "Columns of B and C")->required()->check(gemm_size);
   query->add_option("K", q->k, "Columns of A, rows of B")->required()->check(gemm_size);
-  auto* db = query->add_option("--db", q->db, "Tuning database (SQLite)");
+  auto* db = query->add_option("--db", q->db, "Tuning database (SQLite)")->capture_default_str();
   query->add_option("--table", q->table, "Exported tuning table")->excludes(db);
   query->add_option("--platform", q->platform,
                     "Platform hash to use results of another machine (default: this machine)");

@@ -27,8 +27,7 @@ get_property(SFC_PREDICTOR_CORE_SOURCES GLOBAL PROPERTY SFC_PREDICTOR_CORE_SOURC
 get_property(SFC_SFCCONF_SOURCES GLOBAL PROPERTY SFC_SFCCONF_SOURCES)
 add_executable(sfcconf_tsan ${SFC_PREDICTOR_TESTS}/tsan_queries.cpp ${SFC_PREDICTOR_CORE_SOURCES}
                             ${SFC_SFCCONF_SOURCES})
-target_include_directories(sfcconf_tsan PRIVATE ${PROJECT_SOURCE_DIR}/predictor/include
-                                                ${PROJECT_SOURCE_DIR}/predictor/src)
+target_include_directories(sfcconf_tsan PRIVATE ${PROJECT_SOURCE_DIR}/predictor/include)
 target_link_libraries(sfcconf_tsan PRIVATE sfc_db sfc_table sfc_core sfc_nanoflann)
 target_compile_options(sfcconf_tsan PRIVATE -fsanitize=thread -g -O1)
 target_link_options(sfcconf_tsan PRIVATE -fsanitize=thread)

@@ -9,27 +9,18 @@
 #include "test_predictor_support.hpp"
 
 using namespace sfc;
+using sfc::test::region_shapes;
 using sfc::test::synthetic_shape;
 using sfc::test::synthetic_table;
 
 namespace {
-
-// Winners by region: deep K wants (2, 4), the rest (1, 2).
-std::vector<TunedShape> grid_shapes() {
-  std::vector<TunedShape> shapes;
-  for (std::int64_t m : {256, 1024, 4096})
-    for (std::int64_t n : {256, 1024, 4096})
-      for (std::int64_t k : {256, 1024, 4096})
-        shapes.push_back(synthetic_shape({m, n, k}, k >= 4096 ? Knobs{2, 4} : Knobs{1, 2}));
-  return shapes;
-}
 
 const Calibration calibrated{200, 60};
 
 }  // namespace
 
 TEST_CASE("policy: a tuned shape is answered exactly with its winner") {
-  const ConfigPredictor p({synthetic_table(grid_shapes())});
+  const ConfigPredictor p({synthetic_table(region_shapes())});
   const Answer a = p.query({1024, 256, 4096}, DType::f32, 2);
   CHECK(a.tier == Tier::exact);
   CHECK(a.distance == 0.0);
@@ -40,7 +31,7 @@ TEST_CASE("policy: a tuned shape is answered exactly with its winner") {
 }
 
 TEST_CASE("policy: a shape near a tuned one takes its neighbour's winner") {
-  const ConfigPredictor p({synthetic_table(grid_shapes())});
+  const ConfigPredictor p({synthetic_table(region_shapes())});
   const Answer a = p.query({1100, 300, 3900}, DType::f32, 2);
   CHECK(a.tier == Tier::nearest);
   CHECK(a.knobs == Knobs{2, 4});
@@ -73,7 +64,7 @@ TEST_CASE("policy: the vote prefers what is good on all neighbours") {
 }
 
 TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
-  const ConfigPredictor p({synthetic_table(grid_shapes(), calibrated)});
+  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)});
   const GemmShape far{32, 32, 65536};
   const Answer a = p.query(far, DType::f32, 2);
   CHECK(a.tier == Tier::model);
@@ -84,7 +75,7 @@ TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
 }
 
 TEST_CASE("policy: without calibration or tuned shapes the safe default answers") {
-  const ConfigPredictor p({synthetic_table(grid_shapes())});
+  const ConfigPredictor p({synthetic_table(region_shapes())});
   const Answer a = p.query({32, 32, 65536}, DType::f32, 2);
   CHECK(a.tier == Tier::fallback);
   CHECK(to_string(a.tier) == "default");
@@ -102,13 +93,13 @@ TEST_CASE("policy: without calibration or tuned shapes the safe default answers"
 TEST_CASE("policy: the distance threshold decides between neighbour and model") {
   PredictorOptions tight;
   tight.max_distance = 0.05;
-  const ConfigPredictor p({synthetic_table(grid_shapes(), calibrated)}, tight);
+  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)}, tight);
   CHECK(p.query({1100, 300, 3900}, DType::f32, 2).tier == Tier::model);
   CHECK(p.query({1024, 256, 4096}, DType::f32, 2).tier == Tier::exact);
 }
 
 TEST_CASE("policy: bad input is refused with sfc::Error") {
-  const ConfigPredictor p({synthetic_table(grid_shapes(), calibrated)});
+  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)});
   CHECK_THROWS_AS(p.query({0, 64, 64}, DType::f32, 2), Error);
   CHECK_THROWS_AS(p.query({64, 64, -5}, DType::f32, 2), Error);
   CHECK_THROWS_AS(p.query({64, 64, 64}, DType::f32, 0), Error);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sfc/analytical_model.hpp"
+#include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
 
 namespace sfc::test {
@@ -40,6 +41,42 @@ inline TuningTable synthetic_table(std::vector<TunedShape> shapes, Calibration c
   t.calibration = calibration;
   t.shapes = std::move(shapes);
   return t;
+}
+
+// 27 shapes, {256, 1024, 4096}^3 on 2 threads, whose winners follow K:
+// K >= 4096 -> (2, 4), otherwise (1, 2).
+inline std::vector<TunedShape> region_shapes() {
+  std::vector<TunedShape> shapes;
+  for (std::int64_t m : {256, 1024, 4096})
+    for (std::int64_t n : {256, 1024, 4096})
+      for (std::int64_t k : {256, 1024, 4096})
+        shapes.push_back(synthetic_shape({m, n, k}, k >= 4096 ? Knobs{2, 4} : Knobs{1, 2}));
+  return shapes;
+}
+
+// Records every configuration of `shapes` in `store` as full measurements of
+// `platform` (which it adds), as the tuner would have.
+inline void record_synthetic(TuningStore& store, const Platform& platform,
+                             const std::vector<TunedShape>& shapes) {
+  store.upsert_platform(platform);
+  std::vector<Measurement> rows;
+  for (const TunedShape& s : shapes)
+    for (int kl = 1; kl <= kMaxKLayers; ++kl)
+      for (int kbf = 1; kbf <= kMaxKBlockFactor; ++kbf) {
+        Measurement m;
+        m.shape = s.shape;
+        m.dtype = s.dtype;
+        m.threads = s.threads;
+        m.k_layers = m.effective_k_layers = kl;
+        m.k_block_factor = m.effective_k_block_factor = kbf;
+        m.blocks = choose_blocks(s.shape, s.dtype);
+        m.warmup = 1;
+        m.reps = 5;
+        m.mean_s = m.min_s = s.mean_seconds[config_index(kl, kbf)];
+        m.measured_at = utc_timestamp();
+        rows.push_back(m);
+      }
+  store.record(platform.hash(), rows);
 }
 
 }  // namespace sfc::test

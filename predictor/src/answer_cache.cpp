@@ -5,7 +5,7 @@
 // release stores, so they cannot become visible before its odd sequence
 // number. On x86 both compile to plain moves, and ThreadSanitizer, which
 // does not model fences, understands every step.
-#include "answer_cache.hpp"
+#include "sfc/answer_cache.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -82,7 +82,9 @@ double measure_gamma(int threads) {
 }
 
 double measure_beta(int threads) {
-  const std::size_t count = cold_footprint_bytes() / sizeof(double);
+  // At least 64 MiB even when SFC_COLD_BYTES asks for less (tests do): beyond any L2.
+  const std::size_t count =
+      std::max(cold_footprint_bytes(), std::size_t(64) << 20) / sizeof(double);
   AlignedBuffer buffer(count * sizeof(double));
   double* data = buffer.as<double>();
 #pragma omp parallel for schedule(static) num_threads(threads)

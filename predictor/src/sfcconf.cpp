@@ -6,7 +6,7 @@
 #include <new>
 #include <string>
 
-#include "answer_cache.hpp"
+#include "sfc/answer_cache.hpp"
 #include "sfc/predictor.hpp"
 #include "sfc/tuning_source.hpp"
 

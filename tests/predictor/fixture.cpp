@@ -1,10 +1,10 @@
 // Writes the tuning tables the libsfcconf tests open (the C program and the
 // ThreadSanitizer run) into the directory given as the only argument:
-//   this_machine.sfctable   27 synthetic shapes, tuned "here" on 2 threads, calibrated
+//   this_machine.sfctable   27 synthetic shapes, "tuned here" on 2 threads, calibrated
 //   other_machine.sfctable  the same from another CPU; other_machine.hash holds its hash
 //   truncated.sfctable      this_machine.sfctable cut in the middle
 //   empty.sfctable          no bytes at all
-// The synthetic winners: K >= 4096 -> (2, 4), otherwise (1, 2); see fixture_shapes().
+// The synthetic winners: K >= 4096 -> (2, 4), otherwise (1, 2); see sfc::test::region_shapes().
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -14,20 +14,6 @@
 #include "../test_predictor_support.hpp"
 #include "sfc/platform.hpp"
 
-namespace {
-
-std::vector<sfc::TunedShape> fixture_shapes() {
-  std::vector<sfc::TunedShape> shapes;
-  for (std::int64_t m : {256, 1024, 4096})
-    for (std::int64_t n : {256, 1024, 4096})
-      for (std::int64_t k : {256, 1024, 4096})
-        shapes.push_back(
-            sfc::test::synthetic_shape({m, n, k}, k >= 4096 ? sfc::Knobs{2, 4} : sfc::Knobs{1, 2}));
-  return shapes;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) try {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -35,7 +21,7 @@ int main(int argc, char** argv) try {
   }
   const std::string dir = argv[1];
   std::filesystem::create_directories(dir);
-  sfc::TuningTable here = sfc::test::synthetic_table(fixture_shapes(), {200, 60});
+  sfc::TuningTable here = sfc::test::synthetic_table(sfc::test::region_shapes(), {200, 60});
   here.platform = sfc::detect_platform(2);
   here.save(dir + "/this_machine.sfctable");
 

@@ -1,0 +1,190 @@
+// sfc-tune query, calibrate and evaluate as a user runs them: answers, JSON,
+// and exit code 2 with a one-line reason for bad input.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support.hpp"
+#include "test_predictor_support.hpp"
+
+using namespace sfc;
+using sfc::test::region_shapes;
+using sfc::test::run_cli;
+using sfc::test::synthetic_table;
+
+namespace {
+
+// The last line of the output that is a JSON object.
+nlohmann::json last_json(const std::string& output) {
+  std::istringstream in(output);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty() && line.front() == '{') last = line;
+  REQUIRE_MESSAGE(!last.empty(), output);
+  return nlohmann::json::parse(last);
+}
+
+// This machine's table of region_shapes(), calibrated, and another CPU's.
+struct Tables {
+  test::TempDir dir;
+  std::string here = dir.file("here.sfctable"), there = dir.file("there.sfctable");
+  std::string there_hash;
+  Tables() {
+    TuningTable t = synthetic_table(region_shapes(), {200, 60});
+    t.platform = detect_platform(2);
+    t.save(here);
+    t.platform.cpu_model = "Some Other CPU";
+    t.save(there);
+    there_hash = t.platform.hash();
+  }
+};
+
+// A database of this machine: region_shapes() plus their doubles in M.
+std::string make_database(const test::TempDir& dir, const std::string& name,
+                          std::vector<TunedShape> shapes) {
+  const std::string path = dir.file(name);
+  TuningStore store(path, TuningStore::Mode::create);
+  test::record_synthetic(store, detect_platform(2), shapes);
+  store.save_calibration(detect_platform(2).hash(), {200, 60});
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("cli query: tiers, distance and nearest shape, as text and JSON") {
+  const Tables t;
+  auto r = run_cli("query 1024 256 4096 --threads 2 --json --table " + t.here);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  nlohmann::json j = last_json(r.output);
+  CHECK(j["tier"] == "exact");
+  CHECK(j["k_layers"] == 2);
+  CHECK(j["k_block_factor"] == 4);
+  CHECK(j["distance"] == 0.0);
+  CHECK(j["nearest"]["k"] == 4096);
+
+  r = run_cli("query 1100 1000 1000 --threads 2 --json --table " + t.here);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  j = last_json(r.output);
+  CHECK(j["tier"] == "nearest");
+  CHECK(j["k_layers"] == 1);
+  CHECK(j["distance"].get<double>() > 0);
+  CHECK(r.output.find("nearest tuned shape 1024x1024x1024") != std::string::npos);
+
+  r = run_cli("query 16 16 1048576 --threads 2 --json --table " + t.here);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tier"] == "model");
+
+  r = run_cli("query 100 100 100 --dtype f64 --threads 3 --json --table " + t.here);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  j = last_json(r.output);
+  CHECK(j["tier"] == "default");
+  CHECK(j["distance"].is_null());
+}
+
+TEST_CASE("cli query: another machine's table is refused unless its platform is named") {
+  const Tables t;
+  auto r = run_cli("query 256 256 256 --threads 2 --table " + t.there);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("Some Other CPU") != std::string::npos);
+  CHECK(r.output.find(t.there_hash) != std::string::npos);
+  r = run_cli("query 256 256 256 --threads 2 --json --table " + t.there + " --platform " +
+              t.there_hash);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tier"] == "exact");
+}
+
+TEST_CASE("cli query: bad input exits with 2 and one line") {
+  const Tables t;
+  for (const std::string& args :
+       {"query 0 64 64 --table " + t.here, "query 64 -3 64 --table " + t.here,
+        "query 64 64 x --table " + t.here, "query 64 64 64 --table " + t.dir.file("missing"),
+        "query 64 64 64 --db " + t.dir.file("missing.db"),
+        "query 64 64 64 --table " + t.here + " --db " + t.here}) {
+    const auto r = run_cli(args);
+    CHECK_MESSAGE(r.exit_code == 2, args, "\n", r.output);
+  }
+  std::ofstream(t.dir.file("cut.sfctable")) << "sfc-table 1\nplatform cpu_model X\n";
+  const auto r = run_cli("query 64 64 64 --table " + t.dir.file("cut.sfctable"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("cut.sfctable") != std::string::npos);
+}
+
+TEST_CASE("cli calibrate: stores gamma and beta that the model tier then uses") {
+  const test::TempDir dir;
+  const std::string db = dir.file("calibrated.db");
+  auto r = run_cli("calibrate --threads 2 --json --db " + db, "SFC_COLD_BYTES=16777216");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const nlohmann::json j = last_json(r.output);
+  CHECK(j["gamma_gflops_per_core"].get<double>() > 0);
+  CHECK(j["beta_gbytes_per_s"].get<double>() > 0);
+  r = run_cli("query 512 512 512 --threads 2 --json --db " + db);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tier"] == "model");
+}
+
+TEST_CASE("cli evaluate: regret of every predictor on held-out and separate test shapes") {
+  const test::TempDir dir;
+  const std::string db = make_database(dir, "train.db", region_shapes());
+  auto r = run_cli("evaluate --db " + db + " --holdout 0.3 --seed 3 --threads 2 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  nlohmann::json j = last_json(r.output);
+  CHECK(j["test_shapes"] == 8);  // 30% of 27
+  for (const char* p : {"nearest", "vote", "model", "policy"}) {
+    INFO(p);
+    REQUIRE(j["regret"].contains(p));
+    for (const char* stat : {"mean", "median", "p95", "max"}) {
+      const double v = j["regret"][p][stat].get<double>();
+      CHECK(v >= 0);
+      CHECK(v < 1);  // synthetic configurations are at most 56% apart
+    }
+  }
+  CHECK(j["regret"]["policy"]["max"].get<double>() >=
+        j["regret"]["policy"]["median"].get<double>());
+
+  // Separate test shapes: a second database, and a shape file whose shapes
+  // are tuned in the training database (no GEMM needs to run).
+  std::vector<TunedShape> others;
+  for (std::int64_t m : {512, 2048})
+    others.push_back(test::synthetic_shape({m, 1024, 4096}, {2, 4}));
+  const std::string test_db = make_database(dir, "test.db", others);
+  r = run_cli("evaluate --db " + db + " --test-db " + test_db + " --threads 2 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  j = last_json(r.output);
+  CHECK(j["test_shapes"] == 2);
+  CHECK(j["regret"]["nearest"]["max"] == 0.0);  // the neighbours in K share the winner
+
+  std::ofstream(dir.file("tests.shapes")) << "# M N K\n1024 1024 4096\n256 4096 256\n";
+  r = run_cli("evaluate --db " + db + " --test-shapes " + dir.file("tests.shapes") +
+              " --threads 2 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["test_shapes"] == 2);
+}
+
+TEST_CASE("cli evaluate: untuned test shapes are timed on the spot") {
+  const test::TempDir dir;
+  const std::string db = make_database(dir, "train.db", region_shapes());
+  // One K block: all 64 configurations are the same plan, timed once.
+  std::ofstream(dir.file("tiny.shapes")) << "24 24 24\n";
+  const auto r = run_cli("evaluate --db " + db + " --test-shapes " + dir.file("tiny.shapes") +
+                             " --threads 2 --reps 2 --json",
+                         "SFC_COLD_BYTES=1048576");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const nlohmann::json j = last_json(r.output);
+  CHECK(j["test_shapes"] == 1);
+  CHECK(j["regret"]["policy"]["max"].get<double>() < 0.5);  // one plan: only timing noise
+}
+
+TEST_CASE("cli evaluate: needs exactly one source of test shapes") {
+  const test::TempDir dir;
+  const std::string db = make_database(dir, "train.db", region_shapes());
+  for (const std::string& args :
+       {"evaluate --db " + db, "evaluate --db " + db + " --holdout 0.2 --test-db " + db,
+        "evaluate --db " + db + " --holdout 1.5", "evaluate --db " + db + " --holdout 0",
+        "evaluate --db " + dir.file("missing.db") + " --holdout 0.2",
+        "evaluate --db " + db + " --test-shapes " + dir.file("missing.shapes")}) {
+    const auto r = run_cli(args + " --threads 2");
+    CHECK_MESSAGE(r.exit_code == 2, args, "\n", r.output);
+  }
+}
