@@ -1,0 +1,146 @@
+// AutoGemm: libsfcconf's answer per shape, and a pool of plans built with it.
+#include "sfc/auto_gemm.hpp"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "sfc/error.hpp"
+#include "sfcconf.hpp"
+
+namespace sfc {
+namespace {
+
+constexpr std::size_t max_idle_plans = 16;
+
+sfcconf_dtype c_dtype(DType d) {
+  return d == DType::f32 ? SFCCONF_F32 : d == DType::f64 ? SFCCONF_F64 : SFCCONF_BF16;
+}
+
+Tier tier_of(sfcconf_tier t) {
+  switch (t) {
+    case SFCCONF_TIER_EXACT:
+      return Tier::exact;
+    case SFCCONF_TIER_NEAREST:
+      return Tier::nearest;
+    case SFCCONF_TIER_MODEL:
+      return Tier::model;
+    case SFCCONF_TIER_DEFAULT:
+      return Tier::fallback;
+  }
+  return Tier::fallback;
+}
+
+struct PlanKey {
+  std::int64_t m, n, k;
+  DType dtype;
+  int threads;
+  Layout layout;
+  friend bool operator==(const PlanKey&, const PlanKey&) = default;
+};
+
+}  // namespace
+
+struct AutoGemm::Impl {
+  explicit Impl(sfcconf::TunedConfigs c) : configs(std::move(c)) {}
+
+  sfcconf::TunedConfigs configs;
+  mutable std::mutex mutex;                                       // guards idle
+  std::list<std::pair<PlanKey, std::unique_ptr<GemmPlan>>> idle;  // most recently used first
+
+  std::unique_ptr<GemmPlan> acquire(const PlanKey& key, const AutoGemm& owner) {
+    {
+      const std::lock_guard lock(mutex);
+      for (auto it = idle.begin(); it != idle.end(); ++it)
+        if (it->first == key) {
+          std::unique_ptr<GemmPlan> plan = std::move(it->second);
+          idle.erase(it);
+          return plan;
+        }
+    }
+    const GemmShape shape{key.m, key.n, key.k};
+    const Knobs knobs = owner.configuration(shape, key.dtype, key.threads).knobs;
+    return std::make_unique<GemmPlan>(PlanRequest{.shape = shape,
+                                                  .dtype = key.dtype,
+                                                  .threads = key.threads,
+                                                  .k_layers = knobs.k_layers,
+                                                  .k_block_factor = knobs.k_block_factor,
+                                                  .layout = key.layout});
+  }
+
+  void release(const PlanKey& key, std::unique_ptr<GemmPlan> plan) noexcept {
+    const std::lock_guard lock(mutex);
+    try {
+      idle.emplace_front(key, std::move(plan));
+    } catch (...) {
+      return;  // no memory to keep it: the plan is freed instead
+    }
+    while (idle.size() > max_idle_plans) idle.pop_back();
+  }
+};
+
+AutoGemm::AutoGemm(const char* tuning_path, const char* platform) try
+    : impl_(std::make_unique<Impl>(sfcconf::TunedConfigs(tuning_path, platform))) {
+} catch (const sfcconf::Error& e) {
+  throw Error(e.what());
+}
+
+AutoGemm::~AutoGemm() = default;
+
+Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads) const {
+  try {
+    const sfcconf_answer a = impl_->configs.query(shape.m, shape.n, shape.k, c_dtype(dtype),
+                                                  threads > 0 ? threads : omp_get_max_threads());
+    return {{a.k_layers, a.k_block_factor},
+            tier_of(a.tier),
+            a.distance,
+            {a.nearest_m, a.nearest_n, a.nearest_k}};
+  } catch (const sfcconf::Error& e) {
+    throw Error(e.what());
+  }
+}
+
+void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a,
+                    std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
+                    int threads) {
+  const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(),
+                    layout};
+  std::unique_ptr<GemmPlan> plan = impl_->acquire(key, *this);
+  try {
+    plan->gemm(layout, a, lda, b, ldb, c, ldc);
+  } catch (...) {
+    impl_->release(key, std::move(plan));
+    throw;
+  }
+  impl_->release(key, std::move(plan));
+}
+
+std::size_t AutoGemm::cached_plans() const {
+  const std::lock_guard lock(impl_->mutex);
+  return impl_->idle.size();
+}
+
+void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
+          const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
+  // Opened once; a failure is kept and reported on every call, not just the first.
+  struct ProcessGemm {
+    std::unique_ptr<AutoGemm> gemm;
+    std::string error;
+  };
+  static const ProcessGemm process = [] {
+    const char* path = std::getenv("SFC_TUNING");
+    try {
+      return ProcessGemm{std::make_unique<AutoGemm>(path && *path ? path : nullptr), ""};
+    } catch (const Error& e) {
+      return ProcessGemm{nullptr, e.what()};
+    }
+  }();
+  if (!process.gemm) throw Error("SFC_TUNING: " + process.error);
+  process.gemm->gemm(layout, shape, dtype, a, lda, b, ldb, c, ldc, threads);
+}
+
+}  // namespace sfc
