@@ -131,9 +131,14 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   for (const TuningTable& table : tables) {
     const Platform& p = table.platform;
     if (p.l2_bytes > 0) l2_rule_ = AnalyticalModel({}, p.l2_bytes, options_.l2_fraction);
-    if (!model(p.threads))
-      models_.emplace_back(p.threads,
-                           AnalyticalModel(table.calibration, p.l2_bytes, options_.l2_fraction));
+    // One model per thread count: the first calibrated table of that count.
+    const AnalyticalModel m(table.calibration, p.l2_bytes, options_.l2_fraction);
+    auto known = std::find_if(models_.begin(), models_.end(),
+                              [&](const auto& entry) { return entry.first == p.threads; });
+    if (known == models_.end())
+      models_.emplace_back(p.threads, m);
+    else if (!known->second.calibrated())
+      known->second = m;
     for (const TunedShape& s : table.shapes) {
       auto same = [&](const auto& g) { return g->dtype == s.dtype && g->threads == s.threads; };
       auto it = std::find_if(groups_.begin(), groups_.end(), same);
