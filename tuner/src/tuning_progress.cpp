@@ -64,6 +64,7 @@ void TuningProgress::finish_shape(const std::optional<Winner>& winner) {
   finished_.emplace_back(shape.flops() * 1e-9, seconds);
   ++done_;
   ++current_;
+  last_step_ = {};
   if (!enabled_) return;
   if (terminal_) {
     draw(true);
@@ -117,18 +118,19 @@ void TuningProgress::draw(bool force) {
 
   constexpr int kBarWidth = 20;
   const std::size_t filled = grid_size_ ? kBarWidth * done_ / grid_size_ : kBarWidth;
-  std::string line = fmt::format("[{:#<{}}{:.<{}}] {}/{} shapes", "", filled, "", kBarWidth - filled, done_, grid_size_);
+  // Most important first: a narrow terminal cuts the end of the line.
+  const double eta = eta_seconds();
+  std::string line = fmt::format("[{:#<{}}{:.<{}}] {}/{} shapes  ETA {}", "", filled, "", kBarWidth - filled, done_,
+                                 grid_size_, eta >= 0 ? duration(eta) : "--");
   if (current_ < pending_.size()) {
     const GemmShape& shape = pending_[current_];
     line += "  " + shape_name(shape);
     if (last_step_.total > 0)
       line += fmt::format("  {} {}/{}", last_step_.screening ? "screen" : "config", last_step_.done, last_step_.total);
     if (last_step_.best_k_layers > 0)
-      line += "  best " + best_text(shape, last_step_.best_k_layers, last_step_.best_k_block_factor,
-                                    last_step_.best_seconds);
+      line += fmt::format("  best ({},{}) {:.1f} GFLOP/s", last_step_.best_k_layers, last_step_.best_k_block_factor,
+                          shape.flops() / last_step_.best_seconds * 1e-9);
   }
-  const double eta = eta_seconds();
-  line += eta >= 0 ? "  ETA " + duration(eta) : "  ETA --";
   const std::size_t width = static_cast<std::size_t>(terminal_width() - 1);
   if (line.size() > width) line.resize(width);  // a wrapped line could not be redrawn in place
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
