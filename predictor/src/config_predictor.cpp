@@ -56,12 +56,10 @@ struct ConfigPredictor::ShapeGroup {
   void add(const TunedShape& s) {
     shapes.push_back(s);
     points.push_back(log2_point(s.shape));
-    float best = std::numeric_limits<float>::infinity();
-    for (float t : s.mean_seconds)
-      if (t > 0) best = std::min(best, t);  // NaN compares false: skipped
+    const double best = best_seconds(s);
     std::array<float, kConfigCount> row{};
-    for (int i = 0; i < kConfigCount; ++i)
-      row[i] = s.mean_seconds[i] > 0 ? best / s.mean_seconds[i] : 0.0f;
+    for (int i = 0; i < kConfigCount; ++i)  // NaN (not measured) compares false: 0
+      row[i] = s.mean_seconds[i] > 0 ? float(std::min(1.0, best / s.mean_seconds[i])) : 0.0f;
     throughput.push_back(row);
   }
 
@@ -91,6 +89,19 @@ struct ConfigPredictor::ShapeGroup {
     return {best / kMaxKBlockFactor + 1, best % kMaxKBlockFactor + 1};
   }
 };
+
+double best_seconds(const TunedShape& s) {
+  const bool has_winner = s.k_layers >= 1 && s.k_layers <= kMaxKLayers && s.k_block_factor >= 1 &&
+                          s.k_block_factor <= kMaxKBlockFactor;
+  if (has_winner) {
+    const float winner = s.mean_seconds[config_index(s.k_layers, s.k_block_factor)];
+    if (winner > 0) return winner;
+  }
+  double best = std::numeric_limits<double>::infinity();
+  for (float t : s.mean_seconds)
+    if (t > 0) best = std::min(best, double(t));  // NaN compares false: skipped
+  return best;
+}
 
 std::string_view to_string(Tier tier) {
   switch (tier) {

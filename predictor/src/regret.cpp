@@ -23,13 +23,6 @@ std::string describe(const TunedShape& t) {
          std::to_string(t.threads) + " threads";
 }
 
-double fastest(const TunedShape& t) {
-  double best = std::numeric_limits<double>::infinity();
-  for (float s : t.mean_seconds)
-    if (s > 0) best = std::min(best, double(s));  // NaN: not measured
-  return best;
-}
-
 // Linear interpolation between the closest ranks of sorted `v` (NumPy's default).
 double quantile(const std::vector<double>& v, double q) {
   const double pos = q * double(v.size() - 1);
@@ -56,10 +49,12 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
   RegretReport report;
   std::array<std::vector<double>, predictor_count> regrets;
   for (TunedShape& t : tests) {
-    if (!std::isfinite(fastest(t)))
+    if (!std::isfinite(best_seconds(t)))
       throw Error("test shape " + describe(t) + " has no measurement");
     ShapeRegret s;
     std::array<bool, predictor_count> answered{};
+    std::array<double, predictor_count> seconds{};
+    double timed_now = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < predictor_count; ++i) {
       try {
         if (all_predictors[i] == Predictor::policy) {
@@ -74,16 +69,21 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
         if (all_predictors[i] != Predictor::model) throw;  // only calibration may be missing
       }
       if (!answered[i]) continue;
-      float& seconds = t.mean_seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
-      if (!(seconds > 0)) seconds = float(time_missing(t.shape, t.dtype, t.threads, s.knobs[i]));
+      float& stored = t.mean_seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
+      if (!(stored > 0)) {  // kept in `t`, so a configuration is timed once per shape
+        stored = float(time_missing(t.shape, t.dtype, t.threads, s.knobs[i]));
+        timed_now = std::min(timed_now, double(stored));
+      }
+      seconds[i] = stored;
     }
-    // The best after any configuration timed just now, so no regret is negative.
-    const double best = fastest(t);
+    // Against the winner, or a configuration timed just now if that was faster.
+    const double best = std::min(best_seconds(t), timed_now);
     for (std::size_t i = 0; i < predictor_count; ++i) {
       s.regret[i] = std::numeric_limits<double>::quiet_NaN();
       if (!answered[i]) continue;
-      s.regret[i] =
-          t.mean_seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)] / best - 1;
+      // A pruned configuration's single screening run can beat the winner's
+      // mean by luck; no prediction is better than the best, so that is 0.
+      s.regret[i] = std::max(0.0, seconds[i] / best - 1);
       regrets[i].push_back(s.regret[i]);
     }
     ++report.tier_counts[std::size_t(s.policy_tier)];

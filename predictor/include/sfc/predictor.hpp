@@ -49,6 +49,12 @@ struct PredictorOptions {
   double l2_fraction = 0.5;   // of L2 that one round's A and B panels may fill
 };
 
+// The time a tuned shape is measured against: its winner's (the fastest full
+// measurement; a pruned configuration's single screening run may be lower by
+// luck), or the fastest stored time when no winner is set. +infinity when
+// nothing was measured.
+double best_seconds(const TunedShape& shape);
+
 class ConfigPredictor {
  public:
   // Shapes are grouped by (dtype, threads), one k-d tree per group; each
