@@ -67,6 +67,7 @@ TEST_CASE("model: refuses bad input and a missing calibration") {
   CHECK_THROWS_AS(model.predict({0, 64, 64}, DType::f32, 2), Error);
   CHECK_THROWS_AS(model.predict({64, -1, 64}, DType::f32, 2), Error);
   CHECK_THROWS_AS(model.predict({64, 64, 64}, DType::f32, 0), Error);
+  CHECK_THROWS_AS(model.predict({64, std::int64_t(1) << 40, 64}, DType::f32, 2), Error);
   const AnalyticalModel uncalibrated(Calibration{}, l2);
   CHECK_FALSE(uncalibrated.calibrated());
   CHECK_THROWS_AS(uncalibrated.predict({64, 64, 64}, DType::f32, 2), Error);

@@ -73,6 +73,7 @@ static void check_queries(const char* dir) {
   CHECK(strstr(sfcconf_last_error(), "M=0") != NULL);
   CHECK(sfcconf_query(conf, 64, 64, -1, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_query(conf, 64, 64, 64, SFCCONF_F32, 0, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_query(conf, INT64_MAX, 64, 64, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_query(conf, 64, 64, 64, (sfcconf_dtype)7, 2, &a) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_query(conf, 64, 64, 64, SFCCONF_F32, 2, NULL) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_query(NULL, 64, 64, 64, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);

@@ -73,13 +73,6 @@ double flops_per_second(const Calibration& c, DType dtype) {
   return dtype == DType::f64 ? f32 / 2 : dtype == DType::bf16 ? f32 * 2 : f32;
 }
 
-void check_request(const GemmShape& shape, int threads) {
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1)
-    throw Error("GEMM sizes must be positive, got M=" + std::to_string(shape.m) +
-                " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k));
-  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
-}
-
 int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }
 
 int fitting_block_factor(const Grid& g, const ThreadShare& s, int k_layers, DType dtype,
@@ -95,6 +88,15 @@ int fitting_block_factor(const Grid& g, const ThreadShare& s, int k_layers, DTyp
 
 }  // namespace
 
+void check_prediction_request(const GemmShape& shape, int threads) {
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1 || shape.m > max_gemm_size ||
+      shape.n > max_gemm_size || shape.k > max_gemm_size)
+    throw Error("GEMM sizes must be in 1.." + std::to_string(max_gemm_size) +
+                ", got M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) +
+                " K=" + std::to_string(shape.k));
+  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+}
+
 AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes,
                                  double l2_fraction)
     : calibration_(calibration), l2_bytes_(l2_bytes), l2_fraction_(l2_fraction) {}
@@ -106,7 +108,7 @@ bool AnalyticalModel::calibrated() const {
 
 int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads,
                                   int k_layers) const {
-  check_request(shape, threads);
+  check_prediction_request(shape, threads);
   if (l2_bytes_ == 0) return 1;
   const Grid g = grid_of(shape, dtype);
   const int layers = std::clamp(k_layers, 1, usable_layers(g));
@@ -115,7 +117,7 @@ int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threa
 }
 
 ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, int threads) const {
-  check_request(shape, threads);
+  check_prediction_request(shape, threads);
   if (!calibrated())
     throw Error(
         "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "

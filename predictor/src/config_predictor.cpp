@@ -22,13 +22,6 @@ Point log2_point(const GemmShape& s) {
 constexpr double vote_distance_floor = 0.125;
 constexpr int max_vote_neighbours = 32;
 
-void check_query(const GemmShape& shape, int threads) {
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1)
-    throw Error("GEMM sizes must be positive, got M=" + std::to_string(shape.m) +
-                " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k));
-  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
-}
-
 }  // namespace
 
 // The tuned shapes of one (dtype, threads), in log2 space, with a k-d tree.
@@ -185,7 +178,7 @@ const AnalyticalModel* ConfigPredictor::model(int threads) const {
 }
 
 Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) const {
-  check_query(shape, threads);
+  check_prediction_request(shape, threads);
   Answer a;
   if (const ShapeGroup* g = group(dtype, threads)) {
     std::uint32_t i;
@@ -217,7 +210,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) 
 
 Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DType dtype,
                                int threads) const {
-  check_query(shape, threads);
+  check_prediction_request(shape, threads);
   if (predictor == Predictor::policy) return query(shape, dtype, threads).knobs;
   if (predictor == Predictor::model) {
     const AnalyticalModel* m = model(threads);

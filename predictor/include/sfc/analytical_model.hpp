@@ -12,6 +12,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "sfc/gemm.hpp"
 #include "sfc/tuning_table.hpp"
@@ -24,6 +25,14 @@ struct Knobs {
   int k_block_factor = 1;
   friend bool operator==(const Knobs&, const Knobs&) = default;
 };
+
+// The largest M, N or K a prediction is made for (the tile counts of larger
+// ones would overflow; no real GEMM comes near).
+inline constexpr std::int64_t max_gemm_size = (std::int64_t(1) << 31) - 1;
+
+// Throws sfc::Error unless every size is in 1..max_gemm_size and threads >= 1:
+// what every predictor checks first.
+void check_prediction_request(const GemmShape& shape, int threads);
 
 struct ModelPrediction {
   // Predicted seconds for K_layers = 1..8 (index k_layers - 1); +infinity for
