@@ -3,7 +3,9 @@
 #include <omp.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>  // environ
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -123,6 +125,22 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   };
 }
 
+// Environment variables that change what an implementation runs: OpenBLAS's
+// core type, BLIS's and OpenMP's threading, LIBXSMM's target ISA, the cold
+// footprint. They go into the report, since a run is only reproducible with them.
+std::vector<std::string> steering_environment() {
+  static constexpr std::string_view kPrefixes[] = {"OPENBLAS_", "GOTO", "BLIS_", "DNNL_", "ONEDNN_",
+                                                   "OMP_", "GOMP_", "KMP_", "LIBXSMM_", "SFC_"};
+  std::vector<std::string> found;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    const std::string_view text(*variable);
+    for (std::string_view prefix : kPrefixes)
+      if (text.starts_with(prefix)) found.emplace_back(text);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 // The 1-minute load average: other work on the machine skews every timing.
 double load_average() {
   double load = -1;
@@ -169,6 +187,7 @@ void run_bench_command(const BenchArguments& a) {
   context.layout = options.layout;
   context.threads = options.threads;
   context.config_source = a.config;
+  context.environment = steering_environment();
 
   // The roofline (and --config model) rest on a calibration: the one stored
   // for this platform when the database has it, else measured now.

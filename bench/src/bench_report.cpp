@@ -38,6 +38,7 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   out << fmt::format("# roofline: min({:.1f} GFLOP/s/core x {} threads, {:.1f} GB/s x flop/byte), {}\n",
                      context.roofline.gflops_per_core, context.roofline.threads,
                      context.roofline.bandwidth_gbs, context.roofline.source);
+  for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
   out << "# GFLOP/s = 2MNK / mean time of cold-input runs; WHM = sum of flops / sum of times\n";
   for (const std::string& note : result.notes) out << "# note: " << note << "\n";
@@ -138,6 +139,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
             {"bandwidth_gbs", context.roofline.bandwidth_gbs},
             {"source", context.roofline.source}}},
           {"machine_load", context.machine_load},
+          {"environment", context.environment},
           {"notes", result.notes},
           {"implementations", names},
           {"whm_gflops", whm},

@@ -24,6 +24,9 @@ struct BenchContext {
   std::vector<std::string> libraries;   // one line per peer that ran
   Roofline roofline;
   std::string machine_load;  // other work on the machine, which skews timings
+  // Set variables that steer an implementation (OPENBLAS_CORETYPE, OMP_*,
+  // LIBXSMM_TARGET, ...), "NAME=value": a run is only reproducible with them.
+  std::vector<std::string> environment;
 };
 
 void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
