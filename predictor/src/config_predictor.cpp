@@ -22,14 +22,20 @@ Point log2_point(const GemmShape& s) {
 constexpr double vote_distance_floor = 0.125;
 constexpr int max_vote_neighbours = 32;
 
+bool has_winner(const TunedShape& s) {
+  return s.k_layers >= 1 && s.k_layers <= kMaxKLayers && s.k_block_factor >= 1 &&
+         s.k_block_factor <= kMaxKBlockFactor;
+}
+
 }  // namespace
 
 // The tuned shapes of one (dtype, threads), in log2 space, with a k-d tree.
 struct ConfigPredictor::ShapeGroup {
   DType dtype;
   int threads;
-  std::vector<TunedShape> shapes;
-  std::vector<Point> points;  // log2 of each shape
+  std::vector<GemmShape> shapes;
+  std::vector<Point> points;   // log2 of each shape
+  std::vector<Knobs> winners;  // of each shape
   // Per shape and configuration: time of its winner / time of the
   // configuration, in (0, 1]; 0 where the configuration was not measured.
   std::vector<std::array<float, kConfigCount>> throughput;
@@ -47,13 +53,18 @@ struct ConfigPredictor::ShapeGroup {
   std::unique_ptr<Tree> tree;  // built once every shape is in
 
   void add(const TunedShape& s) {
-    shapes.push_back(s);
+    shapes.push_back(s.shape);
     points.push_back(log2_point(s.shape));
     const double best = best_seconds(s);
     std::array<float, kConfigCount> row{};
     for (int i = 0; i < kConfigCount; ++i)  // NaN (not measured) compares false: 0
       row[i] = s.mean_seconds[i] > 0 ? float(std::min(1.0, best / s.mean_seconds[i])) : 0.0f;
     throughput.push_back(row);
+    // A table names each shape's winner; without one, the fastest time stands in.
+    const int fastest = int(std::max_element(row.begin(), row.end()) - row.begin());
+    winners.push_back(has_winner(s)
+                          ? Knobs{s.k_layers, s.k_block_factor}
+                          : Knobs{fastest / kMaxKBlockFactor + 1, fastest % kMaxKBlockFactor + 1});
   }
 
   // Up to `k` nearest shapes: indices and Euclidean distances, nearest first.
@@ -65,7 +76,7 @@ struct ConfigPredictor::ShapeGroup {
     return found;
   }
 
-  Knobs winner(std::uint32_t i) const { return {shapes[i].k_layers, shapes[i].k_block_factor}; }
+  Knobs winner(std::uint32_t i) const { return winners[i]; }
 
   Knobs vote(const GemmShape& shape, int neighbours) const {
     std::array<std::uint32_t, max_vote_neighbours> index;
@@ -84,9 +95,7 @@ struct ConfigPredictor::ShapeGroup {
 };
 
 double best_seconds(const TunedShape& s) {
-  const bool has_winner = s.k_layers >= 1 && s.k_layers <= kMaxKLayers && s.k_block_factor >= 1 &&
-                          s.k_block_factor <= kMaxKBlockFactor;
-  if (has_winner) {
+  if (has_winner(s)) {
     const float winner = s.mean_seconds[config_index(s.k_layers, s.k_block_factor)];
     if (winner > 0) return winner;
   }
@@ -185,7 +194,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) 
     double d;
     g->nearest(shape, 1, &i, &d);
     a.distance = d;
-    a.nearest = g->shapes[i].shape;
+    a.nearest = g->shapes[i];
     const GemmShape& n = a.nearest;
     if (n.m == shape.m && n.n == shape.n && n.k == shape.k) {
       a.knobs = g->winner(i);
