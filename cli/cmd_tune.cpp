@@ -155,10 +155,10 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")->capture_default_str();
   cmd->add_option("--k-block-factors", a->k_block_factors, "k_block_factor values to search")->capture_default_str();
-  cmd->add_flag("--prune", a->prune, "Screen every configuration with one run, then time fully only those "
-                                     "within --prune-margin of the best screen");
+  CLI::Option* prune = cmd->add_flag("--prune", a->prune, "Screen every configuration with one run, then time "
+                                                          "fully only those within --prune-margin of the best screen");
   cmd->add_option("--prune-margin", a->prune_margin, "Fraction above the best screen that still gets timed fully")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str()->needs(prune);
   cmd->add_flag("--force", a->force, "Measure shapes again even if the database already has them");
   cmd->add_option("--shard", a->shard, "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");
   cmd->add_flag("--quiet", a->quiet, "No progress output");

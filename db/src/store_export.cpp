@@ -144,11 +144,12 @@ ExchangeCounts export_results(const TuningStore& store, const ExportRequest& req
   const std::vector<std::string> hashes = selected_platforms(store, request.platform_hash);
 
   if (request.format == ExportFormat::table) {
+    if (hashes.empty()) throw Error(store.path() + " holds no platform to write a table of");
     if (hashes.size() != 1) {
       std::string list;
       for (const std::string& h : hashes) list += " " + h;
-      throw Error("a table holds one platform, and " + store.path() + " has " + std::to_string(hashes.size()) +
-                  (hashes.empty() ? "" : ":" + list) + "; choose one with --platform HASH");
+      throw Error("a table holds one platform, and " + store.path() + " has " + std::to_string(hashes.size()) + ":" +
+                  list + "; choose one with --platform HASH");
     }
     const TuningTable table = store.table(hashes.front());
     table.save(request.path);

@@ -62,10 +62,13 @@ std::vector<std::pair<int, int>> select(const ConfigSet& configs, std::uint64_t 
 // knowledge of what is measured, and the output.
 class ShapeSearch {
  public:
+  Knowledge known;  // prior and new measurements
+  ShapeTuning out;  // what this call returns
+
   ShapeSearch(const TuneOptions& options, const GemmShape& shape, std::span<const Measurement> prior)
-      : base_{.shape = shape, .dtype = options.dtype, .threads = options.threads},
-        operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
-        known(prior) {
+      : known(prior),
+        base_{.shape = shape, .dtype = options.dtype, .threads = options.threads},
+        operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)) {
     out.result.shape = shape;
     out.result.dtype = options.dtype;
     out.result.threads = options.threads;
@@ -133,10 +136,6 @@ class ShapeSearch {
   int operand_runs_;
   std::unique_ptr<ColdOperands> operands_;  // made on the first timing
   double best_seconds_ = 0;
-
- public:
-  Knowledge known;
-  ShapeTuning out;
 };
 
 }  // namespace

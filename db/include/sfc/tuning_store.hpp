@@ -121,9 +121,8 @@ class TuningStore {
   TuningTable table(const std::string& platform_hash, DType dtype, int threads) const;
   TuningTable table(const std::string& platform_hash) const;  // every dtype and thread count
 
-  struct Impl;
-
  private:
+  struct Impl;
   void begin_batch();
   void commit_batch();
   void abandon_batch() noexcept;
