@@ -1,12 +1,15 @@
-// The two calibration microbenchmarks. Each runs a few repetitions and keeps
-// the best, since on a shared machine interference only ever slows a run.
+// The two calibration microbenchmarks. Each thread times itself with its own
+// CPU clock (CLOCK_THREAD_CPUTIME_ID), so that on a busy machine the time it
+// spends descheduled does not count: the rates are those of a core while it
+// runs the GEMM's threads. Each takes the best of a few repetitions, since
+// interference only ever slows a run.
 #include "sfc/calibration.hpp"
 
 #include <libxsmm.h>
 #include <omp.h>
+#include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -19,12 +22,13 @@
 namespace sfc {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int repetitions = 3;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// Seconds of CPU time the calling thread has used.
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
 }
 
 // One thread's operands for the batch-reduce kernel: `batch` A blocks, `batch`
@@ -71,11 +75,11 @@ double measure_gamma(int threads) {
       kernel(mine.a.as<float>(), mine.b.as<float>(), mine.c.as<float>(), &batch);
     for (int rep = 0; rep < repetitions; ++rep) {
 #pragma omp barrier
-      const auto start = Clock::now();
+      const double start = thread_cpu_seconds();
       for (int i = 0; i < calls; ++i)
         kernel(mine.a.as<float>(), mine.b.as<float>(), mine.c.as<float>(), &batch);
       best[std::size_t(t)] =
-          std::max(best[std::size_t(t)], calls * flops_per_call / seconds_since(start));
+          std::max(best[std::size_t(t)], calls * flops_per_call / (thread_cpu_seconds() - start));
     }
   }
   return std::accumulate(best.begin(), best.end(), 0.0) / threads / 1e9;
@@ -90,18 +94,29 @@ double measure_beta(int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::size_t i = 0; i < count; ++i) data[i] = 1.0;  // first touch by the reading thread
 
-  double best = 0, checksum = 0;
-  for (int rep = 0; rep < repetitions; ++rep) {
-    double sum = 0;
-    const auto start = Clock::now();
-#pragma omp parallel for simd schedule(static) reduction(+ : sum) num_threads(threads)
-    for (std::size_t i = 0; i < count; ++i) sum += data[i];
-    best = std::max(best, double(count * sizeof(double)) / seconds_since(start));
-    checksum += sum;
+  // Each thread reads its own static share, all at once (a barrier per
+  // repetition); beta is the sum of their rates.
+  std::vector<double> best(threads, 0.0), checksum(threads, 0.0);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const std::size_t begin = count * std::size_t(t) / std::size_t(threads);
+    const std::size_t end = count * std::size_t(t + 1) / std::size_t(threads);
+    for (int rep = 0; rep < repetitions; ++rep) {
+#pragma omp barrier
+      const double start = thread_cpu_seconds();
+      double sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (std::size_t i = begin; i < end; ++i) sum += data[i];
+      const double bytes = double((end - begin) * sizeof(double));
+      best[std::size_t(t)] = std::max(best[std::size_t(t)], bytes / (thread_cpu_seconds() - start));
+      checksum[std::size_t(t)] += sum;
+    }
   }
   // The sum is used, so the reads cannot be optimised away.
-  if (checksum != double(count) * repetitions) throw Error("bandwidth benchmark read wrong data");
-  return best / 1e9;
+  if (std::accumulate(checksum.begin(), checksum.end(), 0.0) != double(count) * repetitions)
+    throw Error("bandwidth benchmark read wrong data");
+  return std::accumulate(best.begin(), best.end(), 0.0) / 1e9;
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 //          are as under a real GEMM).
 //   beta:  GB/s that all `threads` threads read together from a buffer far
 //          larger than the caches (the cold-input footprint of the timings).
+// Each thread is timed by its own CPU clock: a busy machine's time slicing
+// does not lower the numbers.
 #pragma once
 #include "sfc/tuning_table.hpp"
 
