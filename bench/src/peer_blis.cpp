@@ -15,7 +15,7 @@ class BlisPeer final : public GemmPeer {
         // BLIS's dim_t is 64-bit on x86-64; an int64 argument is also read
         // correctly by a 32-bit build (the low half of the same register).
         set_num_threads_(library_.require<void (*)(std::int64_t)>("bli_thread_set_num_threads")),
-        version_(library_.require<const char* (*)()>("bli_info_get_version_str")()) {
+        build_info_(library_.require<const char* (*)()>("bli_info_get_version_str")()) {
     // The value is small, so reading the low 32 bits of the gint_t result is
     // right whatever BLIS's integer size.
     const auto blas_int_bits = library_.require<std::int32_t (*)()>(
@@ -23,11 +23,18 @@ class BlisPeer final : public GemmPeer {
     if (blas_int_bits != 32)
       throw PeerUnavailable(library_.path() + " is a BLIS build with " +
                             std::to_string(blas_int_bits) + "-bit BLAS integers");
+    // The sub-configuration BLIS picked for this CPU: "generic" means its
+    // reference kernels (Debian's build has no others), which the report
+    // should say rather than let a reader assume optimised BLIS.
+    const auto query_arch = library_.find<int (*)()>("bli_arch_query_id");
+    const auto arch_name = library_.find<const char* (*)(int)>("bli_arch_string");
+    if (query_arch != nullptr && arch_name != nullptr)
+      build_info_ += std::string(", sub-configuration ") + arch_name(query_arch());
   }
 
   std::string_view name() const override { return "blis"; }
   std::string description() const override {
-    return "BLIS " + version_ + " (" + library_.path() + ")";
+    return "BLIS " + build_info_ + " (" + library_.path() + ")";
   }
   bool supports(DType dtype) const override { return cblas_.supports(dtype); }
   void set_threads(int threads) override { set_num_threads_(threads); }
@@ -40,7 +47,7 @@ class BlisPeer final : public GemmPeer {
   SharedLibrary library_;
   CblasGemm cblas_;
   void (*set_num_threads_)(std::int64_t);
-  std::string version_;
+  std::string build_info_;
 };
 
 }  // namespace

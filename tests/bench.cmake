@@ -1,0 +1,11 @@
+# The peers CMake found for `sfc-tune bench` (bench/CMakeLists.txt) must load
+# in the tests: there, a skipped peer is a bug in its loader, not a missing
+# library.
+set(sfc_found_peers "")
+foreach(peer OPENBLAS BLIS ONEDNN)
+  if(SFC_${peer}_LIBRARY)
+    string(TOLOWER ${peer} name)
+    string(APPEND sfc_found_peers ",${name},")
+  endif()
+endforeach()
+target_compile_definitions(sfc_tests PRIVATE SFC_TEST_FOUND_PEERS="${sfc_found_peers}")
