@@ -74,30 +74,57 @@ CREATE TABLE calibrations (
 
 -- Every configuration's time: the mean of all its full measurements pooled
 -- (weighted by repetitions), or of its screening ones when it has no full one.
+-- (A plain aggregate, so a query filtering on its grouping columns reads
+-- only the matching rows through the measurements index.)
 CREATE VIEW config_times AS
 SELECT platform_id, shape_id, dtype, threads, k_layers, k_block_factor, screening,
        SUM(mean_s * reps) / SUM(reps) AS mean_s, MIN(min_s) AS min_s,
        SUM(reps) AS reps, COUNT(*) AS measurements
-FROM (SELECT *, MIN(screening) OVER (PARTITION BY platform_id, shape_id, dtype, threads,
-                                                  k_layers, k_block_factor) AS kept
-      FROM measurements)
-WHERE screening = kept
+FROM measurements AS r
+WHERE screening = 0 OR NOT EXISTS (
+  SELECT 1 FROM measurements AS f
+  WHERE f.platform_id = r.platform_id AND f.shape_id = r.shape_id AND f.dtype = r.dtype
+    AND f.threads = r.threads AND f.k_layers = r.k_layers AND f.k_block_factor = r.k_block_factor
+    AND f.screening = 0)
 GROUP BY platform_id, shape_id, dtype, threads, k_layers, k_block_factor;
 
--- The fastest fully measured configuration of every (platform, shape, dtype,
--- threads); ties go to the fewest copies of C, then the fewest K rounds.
+-- The winner of every (platform, shape, dtype, threads) with a full
+-- measurement, kept up to date by the store in the transaction that adds
+-- measurements (see kRefreshWinner): derived data, stored because computing
+-- it over a whole view for every shape does not scale.
+CREATE TABLE winning_configs (
+  platform_id INTEGER NOT NULL REFERENCES platforms (id),
+  shape_id INTEGER NOT NULL REFERENCES shapes (id),
+  dtype TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  k_layers INTEGER NOT NULL,
+  k_block_factor INTEGER NOT NULL,
+  mean_s REAL NOT NULL,
+  min_s REAL NOT NULL,
+  reps INTEGER NOT NULL,
+  PRIMARY KEY (platform_id, shape_id, dtype, threads)
+) STRICT, WITHOUT ROWID;
+
 CREATE VIEW winners AS
-SELECT p.hash AS platform_hash, s.m, s.n, s.k, c.dtype, c.threads, c.k_layers, c.k_block_factor,
-       c.mean_s, c.min_s, c.reps, 2.0 * s.m * s.n * s.k / c.mean_s / 1e9 AS gflops
-FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY platform_id, shape_id, dtype, threads
-                                   ORDER BY mean_s, k_layers, k_block_factor) AS place
-      FROM config_times WHERE screening = 0) AS c
-JOIN platforms AS p ON p.id = c.platform_id
-JOIN shapes AS s ON s.id = c.shape_id
-WHERE c.place = 1;
+SELECT p.hash AS platform_hash, s.m, s.n, s.k, w.dtype, w.threads, w.k_layers, w.k_block_factor,
+       w.mean_s, w.min_s, w.reps, 2.0 * s.m * s.n * s.k / w.mean_s / 1e9 AS gflops
+FROM winning_configs AS w
+JOIN platforms AS p ON p.id = w.platform_id
+JOIN shapes AS s ON s.id = w.shape_id;
 )sql",
 };
 static_assert(std::size(kMigrations) == kVersion, "one migration per schema version");
+
+// The winning rule: the fastest fully measured configuration (pooled mean);
+// ties go to the fewest copies of C, then the fewest K rounds.
+constexpr const char* kRefreshWinner = R"sql(
+INSERT OR REPLACE INTO winning_configs
+  (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps)
+SELECT platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps
+FROM config_times
+WHERE platform_id = ?1 AND shape_id = ?2 AND dtype = ?3 AND threads = ?4 AND screening = 0
+ORDER BY mean_s, k_layers, k_block_factor LIMIT 1
+)sql";
 
 int pragma_int(sqlite::Database& db, const char* pragma) {
   sqlite::Statement statement = db.prepare(pragma);
@@ -139,6 +166,8 @@ int check(sqlite::Database& db) {
   if (verdict != "ok") throw Error(path + " is corrupt (" + verdict + "); it was left untouched");
   return version;
 }
+
+sqlite::Statement prepare_refresh_winner(sqlite::Database& db) { return db.prepare(kRefreshWinner); }
 
 void migrate(sqlite::Database& db) {
   sqlite::Transaction transaction(db);

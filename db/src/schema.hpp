@@ -14,4 +14,8 @@ int check(sqlite::Database& db);
 // Brings an empty or older database to kVersion in one transaction.
 void migrate(sqlite::Database& db);
 
+// Recomputes the stored winner of one (platform id, shape id, dtype, threads)
+// from its measurements: bind ?1..?4 and run it after adding measurements.
+sqlite::Statement prepare_refresh_winner(sqlite::Database& db);
+
 }  // namespace sfc::schema

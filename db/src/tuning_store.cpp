@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "schema.hpp"
@@ -244,6 +245,7 @@ std::int64_t TuningStore::record(const std::string& platform_hash, std::span<con
       "screening, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
       "?17, ?18) ON CONFLICT DO NOTHING");
   std::int64_t added = 0;
+  std::set<std::tuple<std::int64_t, std::string_view, int>> touched;  // (shape id, dtype, threads)
   for (const Measurement& m : measurements) {
     if (m.measured_at.empty()) throw Error("database " + path() + ": a measurement has no time stamp");
     shape.bind(1, m.shape.m).bind(2, m.shape.n).bind(3, m.shape.k);
@@ -259,6 +261,13 @@ std::int64_t TuningStore::record(const std::string& platform_hash, std::span<con
     insert.run();
     added += db.changes();
     insert.reset();
+    touched.emplace(shape_id, to_string(m.dtype), m.threads);
+  }
+  sqlite::Statement refresh = schema::prepare_refresh_winner(db);
+  for (const auto& [shape_id, dtype, threads] : touched) {
+    refresh.bind(1, platform_id).bind(2, shape_id).bind(3, dtype).bind(4, threads);
+    refresh.run();
+    refresh.reset();
   }
   if (own) own->commit();
   return added;
@@ -321,7 +330,7 @@ std::optional<Winner> TuningStore::winner(const std::string& platform_hash, cons
 std::vector<ResultGroup> TuningStore::result_groups(const std::string& platform_hash) const {
   sqlite::Statement query = impl_->db.prepare(
       "SELECT r.dtype, r.threads, COUNT(DISTINCT r.shape_id), COUNT(*), "
-      "  (SELECT COUNT(*) FROM winners AS w WHERE w.platform_hash = ?1 AND w.dtype = r.dtype "
+      "  (SELECT COUNT(*) FROM winning_configs AS w WHERE w.platform_id = r.platform_id AND w.dtype = r.dtype "
       "   AND w.threads = r.threads) "
       "FROM measurements AS r JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1 "
       "GROUP BY r.dtype, r.threads ORDER BY r.dtype, r.threads");
@@ -398,8 +407,8 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> shapes;
   sqlite::Statement times = impl_->db.prepare(
       "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.mean_s FROM config_times AS c "
-      "JOIN shapes AS s ON s.id = c.shape_id JOIN platforms AS p ON p.id = c.platform_id "
-      "WHERE p.hash = ?1 AND c.dtype = ?2 AND c.threads = ?3");
+      "JOIN shapes AS s ON s.id = c.shape_id "
+      "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = ?3");
   times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads);
   while (times.step()) {
     auto [entry, added] = shapes.try_emplace({times.integer(0), times.integer(1), times.integer(2)});
