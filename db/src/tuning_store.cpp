@@ -19,12 +19,11 @@
 namespace sfc {
 namespace {
 
-// "cpu_model, cores, ..." in platform_fields() order; `prefix` qualifies each.
-std::string platform_columns(const std::string& prefix = "") {
+// "cpu_model, cores, ...": the platforms columns in platform_fields() order.
+std::string platform_columns() {
   std::string columns;
   for (const PlatformField& field : platform_fields()) {
     if (!columns.empty()) columns += ", ";
-    columns += prefix;
     columns += field.name;
   }
   return columns;

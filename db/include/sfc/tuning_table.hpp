@@ -9,7 +9,9 @@
 //   shapes <count>                how many shape lines follow (catches truncation)
 //   shape M N K dtype threads KL KBF t1 ... t64
 // t_i is the mean time in seconds (%.6g) of configuration i = (KL-1)*8 + (KBF-1),
-// `nan` where that configuration was not measured; KL KBF is the winner.
+// `nan` where that configuration was not measured; KL KBF is the winner. A
+// configuration that pruning dropped after its screen shows that one cold run's
+// time, which may be noisier than the full means (and never makes it the winner).
 #pragma once
 #include <array>
 #include <string>
