@@ -16,10 +16,11 @@
 namespace sfc {
 namespace {
 
-// OpenBLAS's worker threads spin for up to ~0.1 s after a call before they
-// sleep; on a machine with as many threads as cores they would steal cycles
-// from whichever implementation is timed next. Waiting this long after each
-// peer lets them go idle, so no implementation pays for its predecessor.
+// Threads of the implementation that ran last keep a core busy for a while:
+// OpenBLAS's workers spin for up to ~0.1 s after a call (and after the library
+// is loaded), OpenMP runtimes spin at their barriers. On a machine with as many
+// threads as cores they would slow whichever implementation is timed next, so
+// every implementation waits this long before its timing starts.
 constexpr auto kSettleTime = std::chrono::milliseconds(200);
 
 // Quick search: these values of both knobs, screened with one run each; those
@@ -107,18 +108,20 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   if (options.layout == Layout::blocked) {
     // Own scope: the blocked sets are freed before the plain ones are made.
     const ColdOperands blocked(plan, Layout::blocked, runs);
+    std::this_thread::sleep_for(kSettleTime);
     m.timings.push_back(blocked.time(plan, options.warmup, options.reps));
   }
   if (options.layout == Layout::blocked && peers.empty()) return m;
 
   const ColdOperands plain(plan, Layout::row_major, runs);
-  if (options.layout != Layout::blocked)
+  if (options.layout != Layout::blocked) {
+    std::this_thread::sleep_for(kSettleTime);
     m.timings.push_back(plain.time(plan, options.warmup, options.reps));
+  }
   for (const auto& peer : peers) {
     std::this_thread::sleep_for(kSettleTime);
     m.timings.push_back(time_peer(*peer, plain, shape, options));
   }
-  std::this_thread::sleep_for(kSettleTime);
   if (!peers.empty()) m.max_error_ratio = verify(plan, plain, peers, options.dtype);
   return m;
 }
