@@ -2,11 +2,12 @@
 // would, and temporary directories.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 #include <string>
 
 namespace sfc::test {
@@ -31,18 +32,23 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   return r;
 }
 
-// A fresh directory under the system temp dir, removed when the object dies.
+// A fresh directory under the system temp dir, removed with everything in it.
 class TempDir {
  public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() / ("sfc-test-" + std::to_string(rd()) + std::to_string(rd()));
+  explicit TempDir(const std::string& tag = "tmp") {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("sfc-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
   }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
   const std::filesystem::path& path() const { return path_; }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 

@@ -1,5 +1,5 @@
-// Helpers shared by the db and tuner tests: a private temporary directory and
-// whole-file reads and writes.
+// Helpers shared by the db and tuner tests: a fixed platform, whole-file
+// reads and writes, and child tuners to interrupt (TempDir is in support.hpp).
 #pragma once
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sfc/platform.hpp"
+#include "support.hpp"
 
 namespace sfc::test {
 
@@ -32,30 +33,6 @@ inline Platform sample_platform(int threads = 2, const std::string& cpu = "Test 
           .libxsmm_version = "1.17",
           .compiler = "GCC 12.2.0"};
 }
-
-// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("sfc-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
