@@ -77,10 +77,6 @@ ConfigChoice parse_config_choice(const std::string& text, const std::string& db)
   return {"explicit", {values[0], values[1]}};
 }
 
-std::string shape_text(const GemmShape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
 // Every source but the quick search answers for all shapes before anything is
 // measured, so a shape the database lacks fails at once, not an hour in.
 ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape>& shapes,
@@ -104,7 +100,7 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
       for (const Winner& w : winners)
         if (w.shape.m == shape.m && w.shape.n == shape.n && w.shape.k == shape.k)
           return SfcConfig{w.k_layers, w.k_block_factor};
-      throw Error("--config tuned: " + store->path() + " has no winner for " + shape_text(shape) + " " +
+      throw Error("--config tuned: " + store->path() + " has no winner for " + shape_label(shape) + " " +
                   std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
                   " threads on this platform (tune it first, or use --config nn)");
     };
@@ -121,7 +117,7 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   return [configs](const GemmShape& shape) {
     for (const auto& [known, config] : *configs)
       if (known.m == shape.m && known.n == shape.n && known.k == shape.k) return config;
-    throw Error("no configuration was chosen for " + shape_text(shape));
+    throw Error("no configuration was chosen for " + shape_label(shape));
   };
 }
 

@@ -128,8 +128,8 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   for (std::size_t i = 0; i < order.size(); ++i) {
     const GemmShape& shape = shapes[order[i]].shape;
     out << fmt::format("<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\">"
-                       "{}x{}x{} ({:.0f})</text>\n",
-                       axes.x(i) + 3, kTop + kPlotHeight + 8, shape.m, shape.n, shape.k,
+                       "{} ({:.0f})</text>\n",
+                       axes.x(i) + 3, kTop + kPlotHeight + 8, shape_label(shape),
                        arithmetic_intensity(shape, context.dtype));
   }
   out << "</g>\n";

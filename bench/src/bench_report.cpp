@@ -8,10 +8,6 @@
 namespace sfc {
 namespace {
 
-std::string shape_label(const GemmShape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
 std::string ratio_text(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.2f}", *ratio) : "-";
 }
