@@ -122,7 +122,7 @@ void run_calibrate(const CalibrateOptions& o) {
 // ---- evaluate --------------------------------------------------------------
 
 struct EvaluateOptions {
-  std::string db, test_db, test_shapes, platform, dtype = "f32";
+  std::string db, test_db, test_shapes, platform, dtype = "f32", policy_rule = "auto";
   std::optional<double> holdout;
   std::uint64_t seed = 1;
   int threads = 0, warmup = 1, reps = 5;
@@ -165,8 +165,9 @@ nlohmann::json summary_json(const RegretSummary& s) {
   return {{"mean", s.mean}, {"median", s.median}, {"p95", s.p95}, {"max", s.max}};
 }
 
-void print_report(const RegretReport& r, const EvaluateOptions& o) {
+void print_report(const RegretReport& r, const std::string& policy_rule, const EvaluateOptions& o) {
   std::printf("regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
+  std::printf("(the policy's nearest tier uses the %s rule)\n", policy_rule.c_str());
   std::printf("%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -204,6 +205,7 @@ void print_report(const RegretReport& r, const EvaluateOptions& o) {
     shapes.push_back(row);
   }
   std::printf("%s\n", nlohmann::json({{"test_shapes", r.shapes.size()},
+                                      {"policy_rule", policy_rule},
                                       {"regret", regret},
                                       {"policy_tiers", tiers},
                                       {"shapes", shapes}})
@@ -230,7 +232,11 @@ void run_evaluate(const EvaluateOptions& o) {
     split = exclude_tests(std::move(tables), std::move(tests));
   }
   spdlog::info("evaluating on {} test shapes, predictors built from the rest", split.tests.size());
-  const ConfigPredictor predictor(split.training, o.predictor);
+  PredictorOptions options = o.predictor;
+  options.policy_rule = o.policy_rule == "nearest" ? NeighbourRule::nearest
+                        : o.policy_rule == "vote"  ? NeighbourRule::vote
+                                                   : NeighbourRule::automatic;
+  const ConfigPredictor predictor(split.training, options);
   const ConfigTimer timer = [&](const GemmShape& shape, DType, int, Knobs k) {
     spdlog::info("timing k_layers={} k_block_factor={} on {}x{}x{} (not measured)", k.k_layers,
                  k.k_block_factor, shape.m, shape.n, shape.k);
@@ -238,7 +244,8 @@ void run_evaluate(const EvaluateOptions& o) {
     return double(tuner.tune(shape, ConfigSet::parse(kl, kbf))
                       .result.mean_seconds[config_index(k.k_layers, k.k_block_factor)]);
   };
-  print_report(evaluate_regret(predictor, std::move(split.tests), timer), o);
+  const std::string rule(to_string(predictor.policy_rule(dtype, threads)));
+  print_report(evaluate_regret(predictor, std::move(split.tests), timer), rule, o);
 }
 
 }  // namespace
@@ -299,8 +306,11 @@ void add_predict_commands(CLI::App& app) {
   ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();
-  ev->add_flag("--policy-votes,!--policy-nearest", e->predictor.policy_votes,
-               "The policy's neighbour rule: the vote, or the nearest shape's winner");
+  ev->add_option("--policy-rule", e->policy_rule,
+                 "The policy's neighbour rule: nearest, vote, or auto (the better of the two on "
+                 "the tuned shapes, leaving each out in turn)")
+      ->check(CLI::IsMember({"nearest", "vote", "auto"}))
+      ->capture_default_str();
   ev->add_option("--warmup", e->warmup, "Untimed runs before timing a configuration")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();

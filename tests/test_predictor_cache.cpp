@@ -29,17 +29,28 @@ TEST_CASE("cache: answers come back whole, for their own key only") {
   CHECK_FALSE(cache.find({64, 64, 65}, DType::f32, 2));
 }
 
-TEST_CASE("cache: a slot holds the latest of two colliding keys") {
-  AnswerCache one_slot(1);
-  Answer a, b;
-  a.knobs = {1, 1};
-  b.knobs = {8, 8};
-  b.distance = std::numeric_limits<double>::infinity();
-  one_slot.insert({1, 2, 3}, DType::bf16, 4, a);
-  one_slot.insert({3, 2, 1}, DType::bf16, 4, b);
-  CHECK_FALSE(one_slot.find({1, 2, 3}, DType::bf16, 4));
-  const auto hit = one_slot.find({3, 2, 1}, DType::bf16, 4);
+TEST_CASE("cache: a bucket holds two keys; a third evicts one, never the newest") {
+  AnswerCache one_bucket(2);
+  Answer a;
+  a.distance = std::numeric_limits<double>::infinity();
+  for (int i = 1; i <= 2; ++i) {
+    a.knobs = {i, i};
+    one_bucket.insert({i, 2, 3}, DType::bf16, 4, a);
+  }
+  CHECK(one_bucket.find({1, 2, 3}, DType::bf16, 4));
+  CHECK(one_bucket.find({2, 2, 3}, DType::bf16, 4));
+  a.knobs = {8, 8};
+  one_bucket.insert({3, 2, 1}, DType::bf16, 4, a);
+  const auto hit = one_bucket.find({3, 2, 1}, DType::bf16, 4);
   REQUIRE(hit);
   CHECK(hit->knobs == Knobs{8, 8});
   CHECK(std::isinf(hit->distance));
+  CHECK(bool(one_bucket.find({1, 2, 3}, DType::bf16, 4)) !=
+        bool(one_bucket.find({2, 2, 3}, DType::bf16, 4)));
+  // Inserting a key again replaces its own entry, not the other way's.
+  a.knobs = {5, 5};
+  one_bucket.insert({3, 2, 1}, DType::bf16, 4, a);
+  CHECK(one_bucket.find({3, 2, 1}, DType::bf16, 4)->knobs == Knobs{5, 5});
+  CHECK(bool(one_bucket.find({1, 2, 3}, DType::bf16, 4)) !=
+        bool(one_bucket.find({2, 2, 3}, DType::bf16, 4)));
 }

@@ -52,15 +52,41 @@ TEST_CASE("policy: the vote prefers what is good on all neighbours") {
   for (GemmShape s : {GemmShape{1400, 1024, 1024}, {1024, 1400, 1024}, {1024, 1024, 1400}})
     shapes.push_back(synthetic_shape(s, {1, 1}));
   PredictorOptions votes;
-  votes.policy_votes = true;
+  votes.policy_rule = NeighbourRule::vote;
   const ConfigPredictor p({synthetic_table(shapes)}, votes);
   const GemmShape query{1050, 1050, 1050};
   CHECK(p.predict(Predictor::nearest, query, DType::f32, 2) == Knobs{4, 8});
   CHECK(p.predict(Predictor::vote, query, DType::f32, 2) == Knobs{1, 1});
   CHECK(p.query(query, DType::f32, 2).knobs == Knobs{1, 1});
-  // The nearest rule ships when votes are off.
-  CHECK(ConfigPredictor({synthetic_table(shapes)}).query(query, DType::f32, 2).knobs ==
+  PredictorOptions nearest;
+  nearest.policy_rule = NeighbourRule::nearest;
+  CHECK(ConfigPredictor({synthetic_table(shapes)}, nearest).query(query, DType::f32, 2).knobs ==
         Knobs{4, 8});
+}
+
+TEST_CASE("policy: the automatic rule ships the vote where winners are noisy, else nearest") {
+  // Along K, every shape's winner is a different lucky configuration, 1% ahead
+  // of (1, 1), which every shape runs well; the rest are 50% slower. Taking a
+  // neighbour's winner costs 50%; the vote finds (1, 1).
+  std::vector<TunedShape> noisy;
+  for (int i = 0; i < 6; ++i) {
+    const Knobs lucky{2 + i % 4, 2 + i};
+    TunedShape s = synthetic_shape({1024, 1024, std::int64_t(512) << i}, lucky);
+    for (float& t : s.mean_seconds) t = 1.5f;
+    s.mean_seconds[config_index(lucky.k_layers, lucky.k_block_factor)] = 1.0f;
+    s.mean_seconds[config_index(1, 1)] = 1.01f;
+    noisy.push_back(s);
+  }
+  const ConfigPredictor automatic({synthetic_table(noisy)});
+  CHECK(automatic.policy_rule(DType::f32, 2) == NeighbourRule::vote);
+  CHECK(automatic.query({1024, 1024, 3000}, DType::f32, 2).knobs == Knobs{1, 1});
+  // Along a line of K with two clear regions, the nearest shape always shares
+  // the winner: both rules are perfect, and the simpler one ships.
+  std::vector<TunedShape> line;
+  for (std::int64_t k : {256, 512, 1024, 4096, 8192, 16384})
+    line.push_back(synthetic_shape({1024, 1024, k}, k >= 4096 ? Knobs{2, 4} : Knobs{1, 2}));
+  CHECK(ConfigPredictor({synthetic_table(line)}).policy_rule(DType::f32, 2) ==
+        NeighbourRule::nearest);
 }
 
 TEST_CASE("policy: far from every tuned shape the calibrated model answers") {

@@ -41,35 +41,53 @@ Answer unpack(const Words& w) {
 }  // namespace
 
 AnswerCache::AnswerCache(std::size_t slots)
-    : slots_(std::make_unique<Slot[]>(std::bit_ceil(std::max<std::size_t>(slots, 1)))),
-      mask_(std::bit_ceil(std::max<std::size_t>(slots, 1)) - 1) {}
+    : slots_(std::make_unique<Slot[]>(std::bit_ceil(std::max<std::size_t>(slots, ways)))),
+      mask_(std::bit_ceil(std::max<std::size_t>(slots, ways)) - 1) {}
 
-AnswerCache::Slot& AnswerCache::slot_for(const Words& key) const noexcept {
+std::size_t AnswerCache::bucket_of(const Words& key) const noexcept {
   // A multiplicative hash of the key words; the top bits are the best mixed.
   std::uint64_t h = 0;
   for (int i = 0; i < key_words; ++i) h = (h ^ key[i]) * 0x9e3779b97f4a7c15ull;
-  return slots_[(h >> 32) & mask_];
+  return std::size_t(h >> 32) & mask_ & ~std::size_t(ways - 1);
+}
+
+bool AnswerCache::read(const Slot& s, Words& w) noexcept {
+  const std::uint64_t before = s.sequence.load(std::memory_order_acquire);
+  if (before == 0 || before % 2) return false;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = s.words[i].load(std::memory_order_acquire);
+  return s.sequence.load(std::memory_order_relaxed) == before;
 }
 
 std::optional<Answer> AnswerCache::find(const GemmShape& shape, DType dtype,
                                         int threads) const noexcept {
   const Words key = key_of(shape, dtype, threads);
-  const Slot& s = slot_for(key);
-  const std::uint64_t before = s.sequence.load(std::memory_order_acquire);
-  if (before == 0 || before % 2) return std::nullopt;
-  Words w;
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = s.words[i].load(std::memory_order_acquire);
-  if (s.sequence.load(std::memory_order_relaxed) != before) return std::nullopt;
-  for (int i = 0; i < key_words; ++i)
-    if (w[i] != key[i]) return std::nullopt;
-  return unpack(w);
+  const std::size_t bucket = bucket_of(key);
+  for (std::size_t way = 0; way < ways; ++way) {
+    Words w;
+    if (read(slots_[bucket + way], w) &&
+        std::equal(key.begin(), key.begin() + key_words, w.begin()))
+      return unpack(w);
+  }
+  return std::nullopt;
 }
 
 void AnswerCache::insert(const GemmShape& shape, DType dtype, int threads,
                          const Answer& answer) noexcept {
   Words w = key_of(shape, dtype, threads);
   pack(answer, w);
-  Slot& s = slot_for(w);
+  // An empty way, or the one holding this key; else evict the way that the
+  // key's second hash picks, so two hot keys of one bucket can both stay.
+  const std::size_t bucket = bucket_of(w);
+  std::size_t way = std::size_t(w[0] ^ w[1] ^ w[2]) % ways;
+  for (std::size_t candidate = 0; candidate < ways; ++candidate) {
+    Words held;
+    if (!read(slots_[bucket + candidate], held) ||
+        std::equal(w.begin(), w.begin() + key_words, held.begin())) {
+      way = candidate;
+      break;
+    }
+  }
+  Slot& s = slots_[bucket + way];
   std::uint64_t sequence = s.sequence.load(std::memory_order_relaxed);
   if (sequence % 2 ||
       !s.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_relaxed))

@@ -78,13 +78,17 @@ struct ConfigPredictor::ShapeGroup {
 
   Knobs winner(std::uint32_t i) const { return winners[i]; }
 
-  Knobs vote(const GemmShape& shape, int neighbours) const {
-    std::array<std::uint32_t, max_vote_neighbours> index;
-    std::array<double, max_vote_neighbours> distance;
-    const std::size_t found =
-        nearest(shape, std::size_t(neighbours), index.data(), distance.data());
+  // The vote of the `neighbours` nearest shapes, leaving out shape `skip`
+  // (the leave-one-out test below; npos: none).
+  Knobs vote(const GemmShape& shape, int neighbours, std::size_t skip = npos) const {
+    std::array<std::uint32_t, max_vote_neighbours + 1> index;
+    std::array<double, max_vote_neighbours + 1> distance;
+    const std::size_t wanted = std::size_t(neighbours) + (skip == npos ? 0 : 1);
+    const std::size_t found = nearest(shape, wanted, index.data(), distance.data());
     std::array<double, kConfigCount> score{};
-    for (std::size_t i = 0; i < found; ++i) {
+    for (std::size_t i = 0, used = 0; i < found && used < std::size_t(neighbours); ++i) {
+      if (index[i] == skip) continue;
+      ++used;
       const double weight = 1.0 / (distance[i] + vote_distance_floor);
       const auto& row = throughput[index[i]];
       for (int c = 0; c < kConfigCount; ++c) score[c] += weight * row[c];
@@ -92,6 +96,31 @@ struct ConfigPredictor::ShapeGroup {
     const int best = int(std::max_element(score.begin(), score.end()) - score.begin());
     return {best / kMaxKBlockFactor + 1, best % kMaxKBlockFactor + 1};
   }
+
+  // Regret of `knobs` on tuned shape i: its time over the winner's, less 1;
+  // 1 (twice as slow) where the configuration was not measured.
+  double regret(std::size_t i, Knobs knobs) const {
+    const float t = throughput[i][config_index(knobs.k_layers, knobs.k_block_factor)];
+    return t > 0 ? 1.0 / t - 1.0 : 1.0;
+  }
+
+  // Whether the vote beats the nearest shape's winner on this group's own
+  // shapes, each predicted from all the others (leave-one-out mean regret).
+  bool vote_wins(int neighbours) const {
+    if (shapes.size() < 3) return false;
+    double nearest_regret = 0, vote_regret = 0;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      std::array<std::uint32_t, 2> index;
+      std::array<double, 2> distance;
+      nearest(shapes[i], 2, index.data(), distance.data());
+      nearest_regret += regret(i, winners[index[0] == i ? index[1] : index[0]]);
+      vote_regret += regret(i, vote(shapes[i], neighbours, i));
+    }
+    return vote_regret < nearest_regret;
+  }
+
+  static constexpr std::size_t npos = std::size_t(-1);
+  bool policy_votes = false;  // the policy's neighbour rule for this group
 };
 
 double best_seconds(const TunedShape& s) {
@@ -115,6 +144,18 @@ std::string_view to_string(Tier tier) {
       return "model";
     case Tier::fallback:
       return "default";
+  }
+  return "?";
+}
+
+std::string_view to_string(NeighbourRule rule) {
+  switch (rule) {
+    case NeighbourRule::nearest:
+      return "nearest";
+    case NeighbourRule::vote:
+      return "vote";
+    case NeighbourRule::automatic:
+      return "auto";
   }
   return "?";
 }
@@ -165,14 +206,23 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
       (*it)->add(s);
     }
   }
-  for (auto& g : groups_)
+  for (auto& g : groups_) {
     g->tree =
         std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+    g->policy_votes = options_.policy_rule == NeighbourRule::vote ||
+                      (options_.policy_rule == NeighbourRule::automatic &&
+                       g->vote_wins(options_.vote_neighbours));
+  }
 }
 
 ConfigPredictor::~ConfigPredictor() = default;
 ConfigPredictor::ConfigPredictor(ConfigPredictor&&) noexcept = default;
 ConfigPredictor& ConfigPredictor::operator=(ConfigPredictor&&) noexcept = default;
+
+NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads) const {
+  const ShapeGroup* g = group(dtype, threads);
+  return g && g->policy_votes ? NeighbourRule::vote : NeighbourRule::nearest;
+}
 
 const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads) const {
   for (const auto& g : groups_)
@@ -202,7 +252,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) 
       return a;
     }
     if (d <= options_.max_distance) {
-      a.knobs = options_.policy_votes ? g->vote(shape, options_.vote_neighbours) : g->winner(i);
+      a.knobs = g->policy_votes ? g->vote(shape, options_.vote_neighbours) : g->winner(i);
       a.tier = Tier::nearest;
       return a;
     }

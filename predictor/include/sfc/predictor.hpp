@@ -15,6 +15,8 @@
 //   vote     over the k nearest, the configuration with the best mean
 //            normalised throughput (time of the shape's winner / time of the
 //            configuration), each neighbour weighted by 1 / (distance + 1/8)
+// By default the policy uses whichever of the two does better on the tuned
+// shapes themselves (see NeighbourRule).
 #pragma once
 #include <limits>
 #include <memory>
@@ -42,11 +44,18 @@ struct Answer {
 enum class Predictor { nearest, vote, model, policy };
 std::string_view to_string(Predictor predictor);  // "nearest", "vote", "model", "policy"
 
+// The neighbour rule the policy's nearest tier uses. `automatic` picks, per
+// dtype and thread count, the rule with the lower leave-one-out mean regret
+// on the tuned shapes themselves (each predicted from all the others), so the
+// better rule ships for each platform's own data.
+enum class NeighbourRule { nearest, vote, automatic };
+std::string_view to_string(NeighbourRule rule);  // "nearest", "vote", "auto"
+
 struct PredictorOptions {
   double max_distance = 1.0;  // the nearest tier answers within this log2 distance
   int vote_neighbours = 4;    // k of the vote rule
-  bool policy_votes = false;  // the rule the policy ships: vote (true) or nearest
-  double l2_fraction = 0.5;   // of L2 that one round's A and B panels may fill
+  NeighbourRule policy_rule = NeighbourRule::automatic;
+  double l2_fraction = 0.5;  // of L2 that one round's A and B panels may fill
 };
 
 // The time a tuned shape is measured against: its winner's (the fastest full
@@ -72,6 +81,9 @@ class ConfigPredictor {
   Knobs predict(Predictor predictor, const GemmShape& shape, DType dtype, int threads) const;
 
   const PredictorOptions& options() const { return options_; }
+
+  // The rule the policy uses for (dtype, threads): nearest or vote.
+  NeighbourRule policy_rule(DType dtype, int threads) const;
 
  private:
   struct ShapeGroup;
