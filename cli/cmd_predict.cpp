@@ -165,9 +165,16 @@ nlohmann::json summary_json(const RegretSummary& s) {
   return {{"mean", s.mean}, {"median", s.median}, {"p95", s.p95}, {"max", s.max}};
 }
 
-void print_report(const RegretReport& r, const std::string& policy_rule, const EvaluateOptions& o) {
+// How the policy's nearest tier was set up for the evaluated dtype and threads.
+struct PolicyChoice {
+  std::string rule;
+  double max_distance;
+};
+
+void print_report(const RegretReport& r, const PolicyChoice& policy, const EvaluateOptions& o) {
   std::printf("regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
-  std::printf("(the policy's nearest tier uses the %s rule)\n", policy_rule.c_str());
+  std::printf("(the policy's nearest tier: %s rule within log2 distance %g)\n", policy.rule.c_str(),
+              policy.max_distance);
   std::printf("%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -205,7 +212,8 @@ void print_report(const RegretReport& r, const std::string& policy_rule, const E
     shapes.push_back(row);
   }
   std::printf("%s\n", nlohmann::json({{"test_shapes", r.shapes.size()},
-                                      {"policy_rule", policy_rule},
+                                      {"policy_rule", policy.rule},
+                                      {"policy_max_distance", distance_json(policy.max_distance)},
                                       {"regret", regret},
                                       {"policy_tiers", tiers},
                                       {"shapes", shapes}})
@@ -244,8 +252,9 @@ void run_evaluate(const EvaluateOptions& o) {
     return double(tuner.tune(shape, ConfigSet::parse(kl, kbf))
                       .result.mean_seconds[config_index(k.k_layers, k.k_block_factor)]);
   };
-  const std::string rule(to_string(predictor.policy_rule(dtype, threads)));
-  print_report(evaluate_regret(predictor, std::move(split.tests), timer), rule, o);
+  const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads))),
+                            predictor.policy_max_distance(dtype, threads)};
+  print_report(evaluate_regret(predictor, std::move(split.tests), timer), policy, o);
 }
 
 }  // namespace
@@ -300,9 +309,9 @@ void add_predict_commands(CLI::App& app) {
   ev->add_option("--threads", e->threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 4096));
   ev->add_option("--max-distance", e->predictor.max_distance,
-                 "log2 distance within which the policy takes a neighbour's answer")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+                 "log2 distance within which the policy takes a neighbour's answer (default: "
+                 "chosen from the tuned shapes, leaving each out in turn)")
+      ->check(CLI::NonNegativeNumber);
   ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();

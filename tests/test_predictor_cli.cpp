@@ -26,15 +26,20 @@ nlohmann::json last_json(const std::string& output) {
   return nlohmann::json::parse(last);
 }
 
-// This machine's table of region_shapes(), calibrated, and another CPU's.
+// This machine's table of region_shapes(), calibrated; its calibration alone;
+// and another CPU's table.
 struct Tables {
   test::TempDir dir;
   std::string here = dir.file("here.sfctable"), there = dir.file("there.sfctable");
+  std::string calibrated_only = dir.file("calibrated.sfctable");
   std::string there_hash;
   Tables() {
     TuningTable t = synthetic_table(region_shapes(), {200, 60});
     t.platform = detect_platform(2);
     t.save(here);
+    TuningTable no_shapes = t;
+    no_shapes.shapes.clear();
+    no_shapes.save(calibrated_only);
     t.platform.cpu_model = "Some Other CPU";
     t.save(there);
     there_hash = t.platform.hash();
@@ -72,7 +77,7 @@ TEST_CASE("cli query: tiers, distance and nearest shape, as text and JSON") {
   CHECK(j["distance"].get<double>() > 0);
   CHECK(r.output.find("nearest tuned shape 1024x1024x1024") != std::string::npos);
 
-  r = run_cli("query 16 16 1048576 --threads 2 --json --table " + t.here);
+  r = run_cli("query 16 16 1048576 --threads 2 --json --table " + t.calibrated_only);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(last_json(r.output)["tier"] == "model");
 

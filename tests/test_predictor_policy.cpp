@@ -17,6 +17,13 @@ namespace {
 
 const Calibration calibrated{200, 60};
 
+// Options with a fixed reach of the nearest tier (not chosen from the data).
+PredictorOptions reach(double max_distance) {
+  PredictorOptions o;
+  o.max_distance = max_distance;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("policy: a tuned shape is answered exactly with its winner") {
@@ -90,7 +97,7 @@ TEST_CASE("policy: the automatic rule ships the vote where winners are noisy, el
 }
 
 TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
-  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)});
+  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)}, reach(1.0));
   const GemmShape far{32, 32, 65536};
   const Answer a = p.query(far, DType::f32, 2);
   CHECK(a.tier == Tier::model);
@@ -101,7 +108,7 @@ TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
 }
 
 TEST_CASE("policy: without calibration or tuned shapes the safe default answers") {
-  const ConfigPredictor p({synthetic_table(region_shapes())});
+  const ConfigPredictor p({synthetic_table(region_shapes())}, reach(1.0));
   const Answer a = p.query({32, 32, 65536}, DType::f32, 2);
   CHECK(a.tier == Tier::fallback);
   CHECK(to_string(a.tier) == "default");
@@ -117,11 +124,37 @@ TEST_CASE("policy: without calibration or tuned shapes the safe default answers"
 }
 
 TEST_CASE("policy: the distance threshold decides between neighbour and model") {
-  PredictorOptions tight;
-  tight.max_distance = 0.05;
-  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)}, tight);
+  const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)}, reach(0.05));
+  CHECK(p.policy_max_distance(DType::f32, 2) == 0.05);
   CHECK(p.query({1100, 300, 3900}, DType::f32, 2).tier == Tier::model);
   CHECK(p.query({1024, 256, 4096}, DType::f32, 2).tier == Tier::exact);
+}
+
+TEST_CASE("policy: the nearest tier reaches as far as neighbours beat the model") {
+  // Region winners follow no roofline: left out in turn, each shape is better
+  // served by its neighbours than by the model, at every distance.
+  const ConfigPredictor neighbours_win({synthetic_table(region_shapes(), calibrated)});
+  CHECK(std::isinf(neighbours_win.policy_max_distance(DType::f32, 2)));
+  CHECK(neighbours_win.query({32, 32, 65536}, DType::f32, 2).tier == Tier::nearest);
+
+  // Winners that are exactly the model's, all different along the line, each
+  // 50% ahead of every other configuration: a neighbour's winner costs 50%,
+  // so the model answers everything that was not tuned.
+  const AnalyticalModel model(calibrated, 1 << 20);
+  std::vector<TunedShape> modelled;
+  for (std::int64_t k : {256, 512, 1024, 4096}) {
+    const GemmShape shape{256, 256, k};
+    const Knobs w = model.predict(shape, DType::f32, 2).knobs;
+    if (!modelled.empty())
+      REQUIRE(w != Knobs{modelled.back().k_layers, modelled.back().k_block_factor});
+    TunedShape s = synthetic_shape(shape, w);
+    for (float& t : s.mean_seconds) t = 1.5f;
+    s.mean_seconds[config_index(w.k_layers, w.k_block_factor)] = 1.0f;
+    modelled.push_back(s);
+  }
+  const ConfigPredictor model_wins({synthetic_table(modelled, calibrated)});
+  CHECK(model_wins.policy_max_distance(DType::f32, 2) < 1.0);
+  CHECK(model_wins.query({256, 256, 2000}, DType::f32, 2).tier == Tier::model);
 }
 
 TEST_CASE("policy: bad input is refused with sfc::Error") {

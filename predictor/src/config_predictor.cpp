@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <nanoflann.hpp>
+#include <numeric>
 #include <string>
 
 #include "sfc/error.hpp"
@@ -21,6 +23,17 @@ Point log2_point(const GemmShape& s) {
 // 1/8 (a factor of 2^(1/8) ~ 9% in one size) keeps near ones dominant.
 constexpr double vote_distance_floor = 0.125;
 constexpr int max_vote_neighbours = 32;
+
+// The nearest tier's reach when there are too few tuned shapes to choose it
+// from: a factor of 2 in one size.
+constexpr double default_max_distance = 1.0;
+// The reaches the leave-one-out choice considers (log2 units).
+constexpr std::array<double, 8> candidate_distances = {
+    0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, std::numeric_limits<double>::infinity()};
+// Fewer tuned shapes than this and the leave-one-out choices are not made.
+constexpr std::size_t min_shapes_to_choose = 3;
+
+double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 
 bool has_winner(const TunedShape& s) {
   return s.k_layers >= 1 && s.k_layers <= kMaxKLayers && s.k_block_factor >= 1 &&
@@ -104,23 +117,29 @@ struct ConfigPredictor::ShapeGroup {
     return t > 0 ? 1.0 / t - 1.0 : 1.0;
   }
 
-  // Whether the vote beats the nearest shape's winner on this group's own
-  // shapes, each predicted from all the others (leave-one-out mean regret).
-  bool vote_wins(int neighbours) const {
-    if (shapes.size() < 3) return false;
-    double nearest_regret = 0, vote_regret = 0;
+  // Each tuned shape predicted from all the others: the distance to its
+  // nearest other shape and the regret of each neighbour rule.
+  struct LeaveOneOut {
+    std::vector<double> distance, nearest, vote;
+  };
+  LeaveOneOut leave_one_out(int neighbours) const {
+    LeaveOneOut loo;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       std::array<std::uint32_t, 2> index;
       std::array<double, 2> distance;
-      nearest(shapes[i], 2, index.data(), distance.data());
-      nearest_regret += regret(i, winners[index[0] == i ? index[1] : index[0]]);
-      vote_regret += regret(i, vote(shapes[i], neighbours, i));
+      this->nearest(shapes[i], 2, index.data(), distance.data());
+      const std::size_t other = index[0] == i ? 1 : 0;
+      loo.distance.push_back(distance[other]);
+      loo.nearest.push_back(regret(i, winners[index[other]]));
+      loo.vote.push_back(regret(i, vote(shapes[i], neighbours, i)));
     }
-    return vote_regret < nearest_regret;
+    return loo;
   }
 
   static constexpr std::size_t npos = std::size_t(-1);
-  bool policy_votes = false;  // the policy's neighbour rule for this group
+  // The policy's choices for this group.
+  bool policy_votes = false;
+  double max_distance = default_max_distance;
 };
 
 double best_seconds(const TunedShape& s) {
@@ -179,7 +198,8 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   if (options_.vote_neighbours < 1 || options_.vote_neighbours > max_vote_neighbours)
     throw Error("the vote needs 1.." + std::to_string(max_vote_neighbours) + " neighbours, got " +
                 std::to_string(options_.vote_neighbours));
-  if (!(options_.max_distance >= 0)) throw Error("the nearest-tier distance must be >= 0");
+  if (options_.max_distance && !(*options_.max_distance >= 0))
+    throw Error("the nearest-tier distance must be >= 0");
   if (!(options_.l2_fraction > 0 && options_.l2_fraction <= 1))
     throw Error("the L2 fraction must be in (0, 1]");
   for (const TuningTable& table : tables) {
@@ -209,9 +229,37 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   for (auto& g : groups_) {
     g->tree =
         std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
-    g->policy_votes = options_.policy_rule == NeighbourRule::vote ||
-                      (options_.policy_rule == NeighbourRule::automatic &&
-                       g->vote_wins(options_.vote_neighbours));
+    choose_policy(*g);
+  }
+}
+
+// The policy's choices for a group, from its own shapes each predicted from
+// all the others: the neighbour rule with the lower mean regret, and the reach
+// of the nearest tier -- the candidate distance below which taking the
+// neighbours' answer costs less regret than the tier below (model or default)
+// would on the same shapes. Ties keep nearest, and the longer reach.
+void ConfigPredictor::choose_policy(ShapeGroup& g) const {
+  const bool automatic_rule = options_.policy_rule == NeighbourRule::automatic;
+  g.policy_votes = options_.policy_rule == NeighbourRule::vote;
+  g.max_distance = options_.max_distance.value_or(default_max_distance);
+  if (g.shapes.size() < min_shapes_to_choose || (!automatic_rule && options_.max_distance)) return;
+
+  const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours);
+  if (automatic_rule) g.policy_votes = sum(loo.vote) < sum(loo.nearest);
+  if (options_.max_distance) return;
+  const std::vector<double>& neighbour = g.policy_votes ? loo.vote : loo.nearest;
+  std::vector<double> below;  // regret of the tier below the nearest one
+  for (std::size_t i = 0; i < g.shapes.size(); ++i)
+    below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads).knobs));
+  double best = std::numeric_limits<double>::infinity();
+  for (double reach : candidate_distances) {
+    double total = 0;
+    for (std::size_t i = 0; i < neighbour.size(); ++i)
+      total += loo.distance[i] <= reach ? neighbour[i] : below[i];
+    if (total <= best) {
+      best = total;
+      g.max_distance = reach;
+    }
   }
 }
 
@@ -222,6 +270,11 @@ ConfigPredictor& ConfigPredictor::operator=(ConfigPredictor&&) noexcept = defaul
 NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads) const {
   const ShapeGroup* g = group(dtype, threads);
   return g && g->policy_votes ? NeighbourRule::vote : NeighbourRule::nearest;
+}
+
+double ConfigPredictor::policy_max_distance(DType dtype, int threads) const {
+  const ShapeGroup* g = group(dtype, threads);
+  return g ? g->max_distance : options_.max_distance.value_or(default_max_distance);
 }
 
 const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads) const {
@@ -251,19 +304,27 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) 
       a.tier = Tier::exact;
       return a;
     }
-    if (d <= options_.max_distance) {
+    if (d <= g->max_distance) {
       a.knobs = g->policy_votes ? g->vote(shape, options_.vote_neighbours) : g->winner(i);
       a.tier = Tier::nearest;
       return a;
     }
   }
+  const Answer below = fallback(shape, dtype, threads);
+  a.knobs = below.knobs;
+  a.tier = below.tier;
+  return a;
+}
+
+Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int threads) const {
+  Answer a;
   if (const AnalyticalModel* m = model(threads)) {
     a.knobs = m->predict(shape, dtype, threads).knobs;
     a.tier = Tier::model;
-    return a;
+  } else {
+    a.knobs = {1, l2_rule_.block_factor(shape, dtype, threads, 1)};
+    a.tier = Tier::fallback;
   }
-  a.knobs = {1, l2_rule_.block_factor(shape, dtype, threads, 1)};
-  a.tier = Tier::fallback;
   return a;
 }
 

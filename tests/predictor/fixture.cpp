@@ -1,6 +1,7 @@
 // Writes the tuning tables the libsfcconf tests open (the C program and the
 // ThreadSanitizer run) into the directory given as the only argument:
 //   this_machine.sfctable   27 synthetic shapes, "tuned here" on 2 threads, calibrated
+//   calibrated_only.sfctable  this machine's calibration, no tuned shape (the model answers)
 //   other_machine.sfctable  the same from another CPU; other_machine.hash holds its hash
 //   truncated.sfctable      this_machine.sfctable cut in the middle
 //   empty.sfctable          no bytes at all
@@ -24,6 +25,10 @@ int main(int argc, char** argv) try {
   sfc::TuningTable here = sfc::test::synthetic_table(sfc::test::region_shapes(), {200, 60});
   here.platform = sfc::detect_platform(2);
   here.save(dir + "/this_machine.sfctable");
+
+  sfc::TuningTable calibrated_only = here;
+  calibrated_only.shapes.clear();
+  calibrated_only.save(dir + "/calibrated_only.sfctable");
 
   sfc::TuningTable other = here;
   other.platform.cpu_model = "Some Other CPU";

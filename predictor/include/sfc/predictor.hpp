@@ -4,8 +4,8 @@
 //
 // The shipped policy answers in tiers, each answer saying which one did:
 //   exact    the shape was tuned: its measured winner
-//   nearest  a tuned shape lies within `max_distance` in log2(M, N, K) space:
-//            the neighbour rule below
+//   nearest  a tuned shape lies within the nearest tier's reach in log2(M, N, K)
+//            space (see PredictorOptions::max_distance): the neighbour rule below
 //   model    the AnalyticalModel, when the platform is calibrated
 //   default  K_layers = 1 with the L2-fitting k_block_factor (the paper's 2D
 //            algorithm: never far off, never the reason for a bad surprise)
@@ -20,6 +20,7 @@
 #pragma once
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -52,8 +53,12 @@ enum class NeighbourRule { nearest, vote, automatic };
 std::string_view to_string(NeighbourRule rule);  // "nearest", "vote", "auto"
 
 struct PredictorOptions {
-  double max_distance = 1.0;  // the nearest tier answers within this log2 distance
-  int vote_neighbours = 4;    // k of the vote rule
+  // The nearest tier answers within this log2 distance. Unset: chosen per
+  // dtype and thread count from the tuned shapes themselves, as the reach
+  // within which a neighbour's answer beat the model (or the default) when
+  // each shape was predicted from the others; 1.0 with fewer than 3 shapes.
+  std::optional<double> max_distance;
+  int vote_neighbours = 4;  // k of the vote rule
   NeighbourRule policy_rule = NeighbourRule::automatic;
   double l2_fraction = 0.5;  // of L2 that one round's A and B panels may fill
 };
@@ -82,13 +87,17 @@ class ConfigPredictor {
 
   const PredictorOptions& options() const { return options_; }
 
-  // The rule the policy uses for (dtype, threads): nearest or vote.
+  // The policy's choices for (dtype, threads): the neighbour rule (nearest
+  // or vote) and the log2 distance within which the nearest tier answers.
   NeighbourRule policy_rule(DType dtype, int threads) const;
+  double policy_max_distance(DType dtype, int threads) const;
 
  private:
   struct ShapeGroup;
   const ShapeGroup* group(DType dtype, int threads) const;
   const AnalyticalModel* model(int threads) const;
+  Answer fallback(const GemmShape& shape, DType dtype, int threads) const;  // model or default
+  void choose_policy(ShapeGroup& group) const;
 
   PredictorOptions options_;
   std::vector<std::unique_ptr<ShapeGroup>> groups_;
