@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
@@ -22,7 +21,7 @@
 #include "sfc/platform.hpp"
 #include "sfc/predictor.hpp"
 #include "sfc/shape_grid.hpp"
-#include "sfc/tuning_store.hpp"
+#include "sfc/tuning_source.hpp"
 
 namespace sfc::cli {
 namespace {
@@ -77,41 +76,11 @@ ConfigChoice parse_config_choice(const std::string& text, const std::string& db)
   return {"explicit", {values[0], values[1]}};
 }
 
-// Every source but the quick search answers for all shapes before anything is
-// measured, so a shape the database lacks fails at once, not an hour in.
-ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape>& shapes,
-                         const BenchOptions& options, const Calibration& calibration,
-                         const Platform& platform, const TuningStore* store) {
-  if (choice.source == "best") return quick_search_picker(options);
-  std::function<SfcConfig(const GemmShape&)> answer;
-  if (choice.source == "explicit") {
-    answer = [&](const GemmShape&) { return choice.knobs; };
-  } else if (choice.source == "default") {
-    answer = [](const GemmShape&) { return SfcConfig{}; };
-  } else if (choice.source == "model") {
-    const AnalyticalModel model(calibration, platform.l2_bytes);
-    answer = [model, &options](const GemmShape& shape) {
-      const Knobs knobs = model.predict(shape, options.dtype, options.threads).knobs;
-      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
-    };
-  } else if (choice.source == "tuned") {
-    const std::vector<Winner> winners = store->winners(platform.hash(), options.dtype, options.threads);
-    answer = [winners, &options, store](const GemmShape& shape) {
-      for (const Winner& w : winners)
-        if (w.shape.m == shape.m && w.shape.n == shape.n && w.shape.k == shape.k)
-          return SfcConfig{w.k_layers, w.k_block_factor};
-      throw Error("--config tuned: " + store->path() + " has no winner for " + shape_label(shape) + " " +
-                  std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
-                  " threads on this platform (tune it first, or use --config nn)");
-    };
-  } else {  // "nn": the winner of the nearest tuned shape
-    auto predictor = std::make_shared<ConfigPredictor>(
-        std::vector<TuningTable>{store->table(platform.hash(), options.dtype, options.threads)});
-    answer = [predictor, &options](const GemmShape& shape) {
-      const Knobs knobs = predictor->predict(Predictor::nearest, shape, options.dtype, options.threads);
-      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
-    };
-  }
+// A picker over answers chosen now, for every shape: a shape a source cannot
+// answer (one the database lacks) fails before anything is measured, not an
+// hour into the run.
+ConfigPicker answer_now(const std::vector<GemmShape>& shapes,
+                        const std::function<SfcConfig(const GemmShape&)>& answer) {
   auto configs = std::make_shared<std::vector<std::pair<GemmShape, SfcConfig>>>();
   for (const GemmShape& shape : shapes) configs->emplace_back(shape, answer(shape));
   return [configs](const GemmShape& shape) {
@@ -119,6 +88,47 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
       if (known.m == shape.m && known.n == shape.n && known.k == shape.k) return config;
     throw Error("no configuration was chosen for " + shape_label(shape));
   };
+}
+
+ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape>& shapes,
+                         const BenchOptions& options, const Calibration& calibration,
+                         const Platform& platform, const std::vector<TuningTable>& tables,
+                         const std::string& db) {
+  if (choice.source == "best") return quick_search_picker(options);
+  if (choice.source == "explicit")
+    return answer_now(shapes, [&](const GemmShape&) { return choice.knobs; });
+  if (choice.source == "default") return answer_now(shapes, [](const GemmShape&) { return SfcConfig{}; });
+  if (choice.source == "model") {
+    const AnalyticalModel model(calibration, platform.l2_bytes);
+    return answer_now(shapes, [&](const GemmShape& shape) {
+      const Knobs knobs = model.predict(shape, options.dtype, options.threads).knobs;
+      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
+    });
+  }
+  // "tuned": the shape's own winner; "nn": the nearest tuned shape's.
+  const ConfigPredictor predictor(tables);
+  return answer_now(shapes, [&](const GemmShape& shape) {
+    if (choice.source == "nn") {
+      const Knobs knobs = predictor.predict(Predictor::nearest, shape, options.dtype, options.threads);
+      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
+    }
+    const Answer tuned = predictor.query(shape, options.dtype, options.threads);
+    if (tuned.tier != Tier::exact)
+      throw Error("--config tuned: " + db + " has no tuned " + shape_label(shape) + " " +
+                  std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
+                  " threads for this platform (tune it first, or use --config nn)");
+    return SfcConfig{tuned.knobs.k_layers, tuned.knobs.k_block_factor};
+  });
+}
+
+// The calibration a tuning table of this machine at `threads` threads holds;
+// zeros when none does.
+Calibration stored_calibration(const std::vector<TuningTable>& tables, int threads) {
+  for (const TuningTable& table : tables)
+    if (table.platform.threads == threads && table.calibration.gamma_gflops_per_core > 0 &&
+        table.calibration.beta_gbytes_per_s > 0)
+      return table.calibration;
+  return {};
 }
 
 // Environment variables that change what an implementation runs: OpenBLAS's
@@ -168,8 +178,8 @@ void run_bench_command(const BenchArguments& a) {
   options.warmup = a.warmup;
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
   const ConfigChoice config = parse_config_choice(a.config, a.db);
-  std::optional<TuningStore> store;
-  if (!a.db.empty()) store.emplace(a.db, TuningStore::Mode::read_only);
+  // A TuningStore database or an exported tuning table; this machine's tables.
+  const std::vector<TuningTable> tables = a.db.empty() ? std::vector<TuningTable>{} : load_tuning_tables(a.db);
   auto csv = open_output(a.csv, "--csv");
   auto plot = open_output(a.plot, "--plot");
 
@@ -187,7 +197,7 @@ void run_bench_command(const BenchArguments& a) {
 
   // The roofline (and --config model) rest on a calibration: the one stored
   // for this platform when the database has it, else measured now.
-  Calibration calibration = store ? store->calibration(platform.hash()) : Calibration{};
+  Calibration calibration = stored_calibration(tables, options.threads);
   std::string calibration_source = "stored calibration in " + a.db;
   if (calibration.gamma_gflops_per_core <= 0 || calibration.beta_gbytes_per_s <= 0) {
     spdlog::info("calibrating the roofline on {} threads (a few seconds)", options.threads);
@@ -197,7 +207,7 @@ void run_bench_command(const BenchArguments& a) {
   context.roofline =
       Roofline::from_calibration(calibration, options.dtype, options.threads, calibration_source);
   const ConfigPicker picker =
-      make_picker(config, shapes, options, calibration, platform, store ? &*store : nullptr);
+      make_picker(config, shapes, options, calibration, platform, tables, a.db);
 
   std::vector<std::unique_ptr<GemmPeer>> peers;
   std::vector<std::string> load_notes;
@@ -251,7 +261,9 @@ void add_bench_command(CLI::App& app) {
                   "SFC-CA configuration: tuned | nn | model | default (1,1) | best (quick search on "
                   "the spot) | K_LAYERS,K_BLOCK_FACTOR")
       ->capture_default_str();
-  cmd->add_option("--db", a->db, "Tuning database, for --config tuned or nn");
+  cmd->add_option("--db", a->db,
+                  "Tuning database or exported tuning table: winners for --config tuned or nn, and the "
+                  "stored calibration for the roofline");
   cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn")->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation (mean reported)")
       ->check(CLI::Range(1, 100000))->capture_default_str();

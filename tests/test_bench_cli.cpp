@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sfc/platform.hpp"
 #include "support.hpp"
 #include "test_bench_support.hpp"
+#include "test_predictor_support.hpp"
 
 using sfc::test::run_cli;
 
@@ -59,6 +61,36 @@ TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser acc
           0);
   const std::string table = read_file(csv);
   CHECK(std::count(table.begin(), table.end(), '\n') == 9);  // header + 8 shapes
+}
+
+TEST_CASE("bench: --config tuned and nn take the winners, and the calibration, of --db") {
+  const sfc::test::TempDir dir;
+  // This machine at 2 threads tuned 24x24x256 (K: 4 blocks of 64) with winner (2, 1).
+  sfc::TuningTable table = sfc::test::synthetic_table({sfc::test::synthetic_shape({24, 24, 256}, {2, 1})},
+                                                      {.gamma_gflops_per_core = 123, .beta_gbytes_per_s = 45});
+  table.platform = sfc::detect_platform(2);
+  const std::string file = dir.file("tuned.table");
+  table.save(file);
+  const std::string common = "bench --threads 2 --reps 1 --warmup 0 --vs openblas --json --db " + file;
+
+  auto r = run_cli(common + " --grid 'm=24 n=24 k=256' --config tuned", kFastEnvironment);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  auto j = last_json_line(r.output);
+  CHECK(j["shapes"][0]["k_layers"] == 2);
+  CHECK(j["shapes"][0]["k_block_factor"] == 1);
+  CHECK(j["roofline"]["gflops_per_core"] == 123);  // stored, not measured
+  CHECK(r.output.find("calibrating") == std::string::npos);
+
+  // 32x24x256 was never tuned: its nearest tuned shape's winner, or an error for tuned.
+  r = run_cli(common + " --grid 'm=32 n=24 k=256' --config nn", kFastEnvironment);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json_line(r.output)["shapes"][0]["k_layers"] == 2);
+  r = run_cli(common + " --grid 'm=32 n=24 k=256' --config tuned", kFastEnvironment);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("has no tuned 32x24x256") != std::string::npos);
+  // The analytical model answers any shape from the stored calibration.
+  r = run_cli(common + " --grid 'm=32 n=24 k=256' --config model", kFastEnvironment);
+  CHECK_MESSAGE(r.exit_code == 0, r.output);
 }
 
 TEST_CASE("bench: bad input is one clear error and exit code 2, before anything runs") {
