@@ -169,12 +169,13 @@ nlohmann::json summary_json(const RegretSummary& s) {
 struct PolicyChoice {
   std::string rule;
   double max_distance;
+  double l2_fraction;  // of the model and default tiers
 };
 
 void print_report(const RegretReport& r, const PolicyChoice& policy, const EvaluateOptions& o) {
   std::printf("regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
-  std::printf("(the policy's nearest tier: %s rule within log2 distance %g)\n", policy.rule.c_str(),
-              policy.max_distance);
+  std::printf("(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
+              policy.rule.c_str(), policy.max_distance, policy.l2_fraction);
   std::printf("%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -214,6 +215,7 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
   std::printf("%s\n", nlohmann::json({{"test_shapes", r.shapes.size()},
                                       {"policy_rule", policy.rule},
                                       {"policy_max_distance", distance_json(policy.max_distance)},
+                                      {"l2_fraction", distance_json(policy.l2_fraction)},
                                       {"regret", regret},
                                       {"policy_tiers", tiers},
                                       {"shapes", shapes}})
@@ -253,7 +255,8 @@ void run_evaluate(const EvaluateOptions& o) {
                       .result.mean_seconds[config_index(k.k_layers, k.k_block_factor)]);
   };
   const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads))),
-                            predictor.policy_max_distance(dtype, threads)};
+                            predictor.policy_max_distance(dtype, threads),
+                            predictor.l2_fraction(threads)};
   print_report(evaluate_regret(predictor, std::move(split.tests), timer), policy, o);
 }
 
@@ -312,6 +315,10 @@ void add_predict_commands(CLI::App& app) {
                  "log2 distance within which the policy takes a neighbour's answer (default: "
                  "chosen from the tuned shapes, leaving each out in turn)")
       ->check(CLI::NonNegativeNumber);
+  ev->add_option("--l2-fraction", e->predictor.l2_fraction,
+                 "Fraction of L2 one round's A and B panels may fill, for the model and default "
+                 "(default: fitted to the tuned shapes; the paper's 0.5 without them)")
+      ->check(CLI::PositiveNumber);
   ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();

@@ -103,8 +103,33 @@ TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
   CHECK(a.tier == Tier::model);
   CHECK(a.distance > 1.0);
   CHECK(a.nearest.m == 256);
-  const AnalyticalModel model(calibrated, 1 << 20);
+  const AnalyticalModel model(calibrated, 1 << 20, p.l2_fraction(2));
   CHECK(a.knobs == model.predict(far, DType::f32, 2).knobs);
+}
+
+TEST_CASE("policy: the L2 fraction is fitted to the tuned shapes") {
+  // Every large shape runs best with one round, 4% slower per extra round (a
+  // machine where re-reading C costs more than missing L2): the paper's 0.5
+  // would ask for 8 rounds; the fitted fraction lets the model answer 1.
+  std::vector<TunedShape> one_round;
+  for (std::int64_t m : {1024, 2048, 4096})
+    for (std::int64_t k : {1024, 4096}) one_round.push_back(synthetic_shape({m, m, k}, {1, 1}));
+  const ConfigPredictor fitted({synthetic_table(one_round, calibrated)});
+  CHECK(fitted.l2_fraction(2) > 0.5);
+  CHECK(fitted.predict(Predictor::model, {3000, 3000, 3000}, DType::f32, 2) == Knobs{1, 1});
+  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({3000, 3000, 3000}, DType::f32, 2).knobs ==
+        Knobs{1, 8});
+
+  // Winners that are the paper's rule keep its fraction; a fixed one is kept.
+  const AnalyticalModel paper(calibrated, 1 << 20);
+  std::vector<TunedShape> ruled;
+  for (std::int64_t k : {256, 512, 1024, 4096})
+    ruled.push_back(
+        synthetic_shape({256, 256, k}, paper.predict({256, 256, k}, DType::f32, 2).knobs));
+  CHECK(ConfigPredictor({synthetic_table(ruled, calibrated)}).l2_fraction(2) == 0.5);
+  PredictorOptions fixed;
+  fixed.l2_fraction = 2.0;
+  CHECK(ConfigPredictor({synthetic_table(one_round, calibrated)}, fixed).l2_fraction(2) == 2.0);
 }
 
 TEST_CASE("policy: without calibration or tuned shapes the safe default answers") {

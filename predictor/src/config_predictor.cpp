@@ -30,6 +30,11 @@ constexpr double default_max_distance = 1.0;
 // The reaches the leave-one-out choice considers (log2 units).
 constexpr std::array<double, 8> candidate_distances = {
     0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, std::numeric_limits<double>::infinity()};
+// The paper's fraction of L2 for one round's A and B panels (section III-C),
+// and the fractions fitted to tuned shapes are chosen from (it first).
+constexpr double paper_l2_fraction = 0.5;
+constexpr std::array<double, 9> candidate_l2_fractions = {
+    paper_l2_fraction, 0.25, 1, 2, 4, 8, 16, 64, std::numeric_limits<double>::infinity()};
 // Fewer tuned shapes than this and the leave-one-out choices are not made.
 constexpr std::size_t min_shapes_to_choose = 3;
 
@@ -194,19 +199,20 @@ std::string_view to_string(Predictor predictor) {
 }
 
 ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options)
-    : options_(options), l2_rule_({}, 0, options.l2_fraction) {
+    : options_(options), l2_rule_({}, 0, options.l2_fraction.value_or(paper_l2_fraction)) {
   if (options_.vote_neighbours < 1 || options_.vote_neighbours > max_vote_neighbours)
     throw Error("the vote needs 1.." + std::to_string(max_vote_neighbours) + " neighbours, got " +
                 std::to_string(options_.vote_neighbours));
   if (options_.max_distance && !(*options_.max_distance >= 0))
     throw Error("the nearest-tier distance must be >= 0");
-  if (!(options_.l2_fraction > 0 && options_.l2_fraction <= 1))
-    throw Error("the L2 fraction must be in (0, 1]");
+  if (options_.l2_fraction && !(*options_.l2_fraction > 0))
+    throw Error("the L2 fraction must be > 0");
+  const double fraction = options_.l2_fraction.value_or(paper_l2_fraction);
   for (const TuningTable& table : tables) {
     const Platform& p = table.platform;
-    if (p.l2_bytes > 0) l2_rule_ = AnalyticalModel({}, p.l2_bytes, options_.l2_fraction);
+    if (p.l2_bytes > 0) l2_rule_ = AnalyticalModel({}, p.l2_bytes, fraction);
     // One model per thread count: the first calibrated table of that count.
-    const AnalyticalModel m(table.calibration, p.l2_bytes, options_.l2_fraction);
+    const AnalyticalModel m(table.calibration, p.l2_bytes, fraction);
     auto known = std::find_if(models_.begin(), models_.end(),
                               [&](const auto& entry) { return entry.first == p.threads; });
     if (known == models_.end())
@@ -226,10 +232,40 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
       (*it)->add(s);
     }
   }
-  for (auto& g : groups_) {
+  for (auto& g : groups_)
     g->tree =
         std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
-    choose_policy(*g);
+  if (!options_.l2_fraction)
+    for (auto& [threads, m] : models_) fit_l2_fraction(threads, m);
+  for (auto& g : groups_) choose_policy(*g);
+}
+
+// The L2 rule's fraction for one thread count, fitted to its tuned shapes:
+// the candidate whose answers (the model's, or the default's without
+// calibration) have the lowest total regret on them. The paper's 0.5 is the
+// first candidate, so it stays on ties. A large fraction says that missing L2
+// costs less than re-reading C once per extra round (a large, fast L3).
+void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const {
+  std::vector<const ShapeGroup*> tuned;
+  std::size_t count = 0;
+  for (const auto& g : groups_)
+    if (g->threads == threads) {
+      tuned.push_back(g.get());
+      count += g->shapes.size();
+    }
+  if (count < min_shapes_to_choose) return;
+  double best = std::numeric_limits<double>::infinity();
+  const AnalyticalModel original = model;
+  for (double fraction : candidate_l2_fractions) {
+    const AnalyticalModel candidate = original.with_l2_fraction(fraction);
+    double total = 0;
+    for (const ShapeGroup* g : tuned)
+      for (std::size_t i = 0; i < g->shapes.size(); ++i)
+        total += g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads).knobs);
+    if (total < best) {
+      best = total;
+      model = candidate;
+    }
   }
 }
 
@@ -277,6 +313,12 @@ double ConfigPredictor::policy_max_distance(DType dtype, int threads) const {
   return g ? g->max_distance : options_.max_distance.value_or(default_max_distance);
 }
 
+double ConfigPredictor::l2_fraction(int threads) const {
+  for (const auto& [t, m] : models_)
+    if (t == threads) return m.l2_fraction();
+  return l2_rule_.l2_fraction();
+}
+
 const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads) const {
   for (const auto& g : groups_)
     if (g->dtype == dtype && g->threads == threads) return g.get();
@@ -317,12 +359,19 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) 
 }
 
 Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int threads) const {
+  for (const auto& [t, m] : models_)
+    if (t == threads) return below_neighbours(m, shape, dtype, threads);
+  return below_neighbours(l2_rule_, shape, dtype, threads);
+}
+
+Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmShape& shape,
+                                         DType dtype, int threads) {
   Answer a;
-  if (const AnalyticalModel* m = model(threads)) {
-    a.knobs = m->predict(shape, dtype, threads).knobs;
+  if (m.calibrated()) {
+    a.knobs = m.predict(shape, dtype, threads).knobs;
     a.tier = Tier::model;
   } else {
-    a.knobs = {1, l2_rule_.block_factor(shape, dtype, threads, 1)};
+    a.knobs = {1, m.block_factor(shape, dtype, threads, 1)};
     a.tier = Tier::fallback;
   }
   return a;

@@ -50,6 +50,11 @@ class AnalyticalModel {
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;
 
+  double l2_fraction() const { return l2_fraction_; }
+  AnalyticalModel with_l2_fraction(double fraction) const {
+    return AnalyticalModel(calibration_, l2_bytes_, fraction);
+  }
+
   // Throws sfc::Error for non-positive sizes or threads, or when !calibrated().
   ModelPrediction predict(const GemmShape& shape, DType dtype, int threads) const;
 

@@ -60,7 +60,11 @@ struct PredictorOptions {
   std::optional<double> max_distance;
   int vote_neighbours = 4;  // k of the vote rule
   NeighbourRule policy_rule = NeighbourRule::automatic;
-  double l2_fraction = 0.5;  // of L2 that one round's A and B panels may fill
+  // The fraction of L2 that one round's A and B panels may fill (the L2 rule
+  // for k_block_factor, in the model and the default tier). Unset: 0.5 (the
+  // paper's), or, where a thread count has tuned shapes, the fraction among
+  // 0.25..64 and unlimited whose answers have the lowest regret on them.
+  std::optional<double> l2_fraction;
 };
 
 // The time a tuned shape is measured against: its winner's (the fastest full
@@ -91,17 +95,23 @@ class ConfigPredictor {
   // or vote) and the log2 distance within which the nearest tier answers.
   NeighbourRule policy_rule(DType dtype, int threads) const;
   double policy_max_distance(DType dtype, int threads) const;
+  // The L2 fraction the model and default tiers use for `threads` threads.
+  double l2_fraction(int threads) const;
 
  private:
   struct ShapeGroup;
   const ShapeGroup* group(DType dtype, int threads) const;
   const AnalyticalModel* model(int threads) const;
   Answer fallback(const GemmShape& shape, DType dtype, int threads) const;  // model or default
+  static Answer below_neighbours(const AnalyticalModel& model, const GemmShape& shape, DType dtype,
+                                 int threads);  // the model's answer, or the default's
+  void fit_l2_fraction(int threads, AnalyticalModel& model) const;
   void choose_policy(ShapeGroup& group) const;
 
   PredictorOptions options_;
   std::vector<std::unique_ptr<ShapeGroup>> groups_;
-  std::vector<std::pair<int, AnalyticalModel>> models_;  // by platform thread count
+  // By platform thread count; calibrated or not (then only the L2 rule serves).
+  std::vector<std::pair<int, AnalyticalModel>> models_;
   AnalyticalModel l2_rule_;  // uncalibrated: only the L2 rule, for the default tier
 };
 
