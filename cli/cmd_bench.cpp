@@ -3,7 +3,8 @@
 #include <omp.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>  // environ
+#include <sys/resource.h>  // getpriority
+#include <unistd.h>        // environ
 
 #include <algorithm>
 #include <charconv>
@@ -154,6 +155,18 @@ double load_average() {
   return load;
 }
 
+// This process's CPU priority: its nice value and, where Linux groups
+// sessions (autogroup), its session's, which weighs first between sessions.
+std::string scheduling_priority() {
+  std::string text = "nice " + std::to_string(getpriority(PRIO_PROCESS, 0));
+  std::string autogroup;  // "/autogroup-7 nice 0"
+  if (std::getline(std::ifstream("/proc/self/autogroup"), autogroup)) {
+    const auto nice = autogroup.rfind("nice ");
+    if (nice != std::string::npos) text += ", autogroup " + autogroup.substr(nice);
+  }
+  return text;
+}
+
 // Opens an output file before the (long) run, so a bad path fails at once.
 std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* option) {
   if (path.empty()) return nullptr;
@@ -224,8 +237,8 @@ void run_bench_command(const BenchArguments& a) {
 
   BenchResult result = run_bench(shapes, options, picker, std::move(peers), context.roofline);
   result.notes.insert(result.notes.begin(), load_notes.begin(), load_notes.end());
-  context.machine_load = fmt::format("load average {:.2f} at the start, {:.2f} at the end ({} cores)",
-                                     load_at_start, load_average(), platform.cores);
+  context.machine_load = fmt::format("load average {:.2f} at the start, {:.2f} at the end ({} cores); {}",
+                                     load_at_start, load_average(), platform.cores, scheduling_priority());
   const BenchSummary summary = summarize(result);
 
   std::ostringstream table;
