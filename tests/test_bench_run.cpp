@@ -3,6 +3,8 @@
 // SFC-CA's result against every peer's.
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include "sfc/bench.hpp"
 #include "test_bench_support.hpp"
 
@@ -18,7 +20,7 @@ class NaivePeer final : public sfc::GemmPeer {
   bool supports(sfc::DType dtype) const override {
     return dtype == sfc::DType::f32 || (has_f64_ && dtype == sfc::DType::f64);
   }
-  void set_threads(int threads) override { threads_ = threads; }
+  void set_threads(int threads) override { *threads_ = threads; }
   void gemm(sfc::DType dtype, const sfc::GemmShape& s, const void* a, std::int64_t lda, const void* b,
             std::int64_t ldb, void* c, std::int64_t ldc) const override {
     if (dtype == sfc::DType::f32)
@@ -26,7 +28,8 @@ class NaivePeer final : public sfc::GemmPeer {
     else
       multiply(s, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, static_cast<double*>(c), ldc);
   }
-  int threads_ = 0;
+  // Shared, so a test can read it after run_bench has taken (and destroyed) the peer.
+  std::shared_ptr<int> threads_ = std::make_shared<int>(0);
 
  private:
   template <class T>
@@ -66,7 +69,7 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
     std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
     peers.push_back(std::make_unique<NaivePeer>("first", true));
     peers.push_back(std::make_unique<NaivePeer>("second", false));
-    auto* first = static_cast<NaivePeer*>(peers[0].get());
+    const std::shared_ptr<int> first_threads = static_cast<NaivePeer*>(peers[0].get())->threads_;
     std::vector<sfc::GemmShape> asked;
     const auto picker = [&](const sfc::GemmShape& shape) {
       asked.push_back(shape);
@@ -74,7 +77,7 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
     };
     const sfc::BenchResult r = sfc::run_bench(kShapes, tiny_options(layout), picker, std::move(peers), kRoofline);
     CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "first", "second"});
-    CHECK(first->threads_ == 2);
+    CHECK(*first_threads == 2);
     REQUIRE(r.shapes.size() == 2);
     CHECK(asked.size() == 2);
     for (std::size_t s = 0; s < 2; ++s) {
