@@ -32,6 +32,18 @@ TEST_CASE("bench: the table starts with the command line and holds every figure"
                            "best peer (a): 1.200", "lowest per-shape ratio to the best peer: 0.500 (64x64x64)",
                            "2,4", "# peer: A 1.0"})
     CHECK_MESSAGE(table.find(text) != std::string::npos, text);
+  CHECK(table.find("standard deviation exceeds") == std::string::npos);  // no shape was noisy
+}
+
+TEST_CASE("bench: the table marks a shape whose runs varied a lot") {
+  sfc::BenchResult result = sfc::test::two_shape_result();
+  result.shapes[1].timings[2].stddev = 0.5 * result.shapes[1].timings[2].mean;
+  std::ostringstream out;
+  sfc::write_table(out, test_context(), result, sfc::summarize(result));
+  const std::string table = out.str();
+  const auto row = table.find("128x128x128");
+  CHECK(table.find(" *\n", row) < table.find('\n', row) + 1);
+  CHECK(table.find("* 1 shape(s)") != std::string::npos);
 }
 
 TEST_CASE("bench: CSV has a header and one row per shape") {

@@ -19,6 +19,16 @@ nlohmann::json optional_number(const std::optional<double>& value) {
 // Column widths of the table.
 constexpr int kShapeWidth = 16, kNumberWidth = 10, kConfigWidth = 8;
 
+// A shape is marked noisy when one of its timings' standard deviation exceeds
+// this fraction of the mean: a run was slowed by something else (on a shared
+// machine, usually another process), and the mean carries it.
+constexpr double kNoisyVariation = 0.25;
+
+bool noisy(const ShapeMeasurement& m) {
+  return std::any_of(m.timings.begin(), m.timings.end(),
+                     [](const Timing& t) { return t.stddev > kNoisyVariation * t.mean; });
+}
+
 }  // namespace
 
 void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
@@ -44,16 +54,23 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
                      "roofline", kNumberWidth);
   for (const std::string& name : names) out << fmt::format("{:>{}}", name, kNumberWidth);
   out << fmt::format("{:>{}}{:>{}}\n", "KL,KBF", kConfigWidth, "vs best", kNumberWidth);
+  int noisy_shapes = 0;
   for (std::size_t s = 0; s < result.shapes.size(); ++s) {
     const ShapeMeasurement& m = result.shapes[s];
+    noisy_shapes += noisy(m);
     out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}", shape_label(m.shape), kShapeWidth,
                        arithmetic_intensity(m.shape, context.dtype), kNumberWidth,
                        m.roofline_gflops, kNumberWidth);
     for (const Timing& t : m.timings) out << fmt::format("{:>{}.1f}", gflops(m.shape, t), kNumberWidth);
-    out << fmt::format("{:>{}}{:>{}}\n",
+    out << fmt::format("{:>{}}{:>{}}{}\n",
                        fmt::format("{},{}", m.config.k_layers, m.config.k_block_factor),
-                       kConfigWidth, ratio_text(summary.shape_ratio_vs_best_peer[s]), kNumberWidth);
+                       kConfigWidth, ratio_text(summary.shape_ratio_vs_best_peer[s]), kNumberWidth,
+                       noisy(m) ? " *" : "");
   }
+  if (noisy_shapes > 0)
+    out << fmt::format("* {} shape(s) with a timing whose standard deviation exceeds {:.0f}% of its mean: "
+                       "a run was slowed by something else\n",
+                       noisy_shapes, 100 * kNoisyVariation);
 
   const int label_width = kShapeWidth + 2 * kNumberWidth;
   out << fmt::format("{:<{}}", "WHM GFLOP/s", label_width);
