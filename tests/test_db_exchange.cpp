@@ -14,29 +14,12 @@ using sfc::ExportFormat;
 using sfc::Measurement;
 using sfc::TuningStore;
 using sfc::test::slurp;
+using sfc::test::sample_measurement;
 using sfc::test::TempDir;
 using Mode = sfc::TuningStore::Mode;
 
 namespace {
 
-Measurement measurement(sfc::GemmShape shape, int kl, int kbf, double mean, const std::string& at,
-                        bool screening = false) {
-  return {.shape = shape,
-          .dtype = sfc::DType::f32,
-          .threads = 2,
-          .k_layers = kl,
-          .k_block_factor = kbf,
-          .effective_k_layers = kl,
-          .effective_k_block_factor = kbf,
-          .blocks = {32, 64, 128},
-          .warmup = 2,
-          .reps = screening ? 1 : 10,
-          .mean_s = mean,
-          .min_s = mean * 0.875,
-          .stddev_s = mean / 3,  // not exactly representable in decimal: tests the round trip
-          .screening = screening,
-          .measured_at = at};
-}
 
 // Two platforms (one with "a, quoted" CPU name), a calibration, screening rows.
 void fill(TuningStore& store) {
@@ -48,11 +31,11 @@ void fill(TuningStore& store) {
   for (int s = 0; s < 3; ++s)
     for (int kl = 1; kl <= 2; ++kl)
       for (int kbf = 1; kbf <= 3; ++kbf)
-        rows.push_back(measurement({256 << s, 512, 100 + s}, kl, kbf, 1e-3 * (1 + kl * kbf) / 7.0, "2025-01-02T00:00:0" +
+        rows.push_back(sample_measurement({256 << s, 512, 100 + s}, kl, kbf, 1e-3 * (1 + kl * kbf) / 7.0, "2025-01-02T00:00:0" +
                                                                                                     std::to_string(s) + ".5Z",
                                    kl == 2 && kbf == 3));
   store.record(a.hash(), rows);
-  store.record(b.hash(), std::vector<Measurement>{measurement({64, 64, 64}, 8, 8, 1.0 / 3.0, "t")});
+  store.record(b.hash(), std::vector<Measurement>{sample_measurement({64, 64, 64}, 8, 8, 1.0 / 3.0, "t")});
 }
 
 void export_to(const TuningStore& store, ExportFormat format, const std::string& path, bool all = true) {
@@ -175,9 +158,9 @@ TEST_CASE("merge: measurements of both runs are kept and the winner recomputed; 
   run2.upsert_platform(p);
   run2.upsert_platform(q);
   // Run 1 finds (1,1) fastest; run 2 measures (1,1) much slower and (2,2) fast.
-  run1.record(p.hash(), std::vector<Measurement>{measurement(shape, 1, 1, 1e-3, "r1"), measurement(shape, 2, 2, 2e-3, "r1")});
-  run2.record(p.hash(), std::vector<Measurement>{measurement(shape, 1, 1, 5e-3, "r2"), measurement(shape, 2, 2, 1.5e-3, "r2")});
-  run2.record(q.hash(), std::vector<Measurement>{measurement(shape, 4, 1, 1e-4, "r2")});
+  run1.record(p.hash(), std::vector<Measurement>{sample_measurement(shape, 1, 1, 1e-3, "r1"), sample_measurement(shape, 2, 2, 2e-3, "r1")});
+  run2.record(p.hash(), std::vector<Measurement>{sample_measurement(shape, 1, 1, 5e-3, "r2"), sample_measurement(shape, 2, 2, 1.5e-3, "r2")});
+  run2.record(q.hash(), std::vector<Measurement>{sample_measurement(shape, 4, 1, 1e-4, "r2")});
   run1.save_calibration(p.hash(), {100, 10}, "2025-01-01T00:00:00Z");
   run2.save_calibration(p.hash(), {200, 20}, "2025-06-01T00:00:00Z");
 

@@ -14,29 +14,12 @@
 using sfc::Measurement;
 using sfc::TuningStore;
 using sfc::test::slurp;
+using sfc::test::sample_measurement;
 using sfc::test::TempDir;
 using Mode = sfc::TuningStore::Mode;
 
 namespace {
 
-Measurement measurement(sfc::GemmShape shape, int kl, int kbf, double mean, const std::string& at,
-                        bool screening = false) {
-  return {.shape = shape,
-          .dtype = sfc::DType::f32,
-          .threads = 2,
-          .k_layers = kl,
-          .k_block_factor = kbf,
-          .effective_k_layers = kl,
-          .effective_k_block_factor = kbf,
-          .blocks = {32, 32, 32},
-          .warmup = screening ? 1 : 2,
-          .reps = screening ? 1 : 10,
-          .mean_s = mean,
-          .min_s = mean * 0.9,
-          .stddev_s = mean * 0.01,
-          .screening = screening,
-          .measured_at = at};
-}
 
 // Runs raw SQL on a database file, outside the store.
 void raw_sql(const std::string& path, const char* sql) {
@@ -66,9 +49,9 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
   const sfc::Platform platform = sfc::test::sample_platform();
   const std::string hash = platform.hash();
   const sfc::GemmShape shape{256, 512, 128};
-  std::vector<Measurement> rows = {measurement(shape, 1, 1, 2e-3, "2025-01-01T00:00:00.000001Z"),
-                                   measurement(shape, 2, 1, 1e-3, "2025-01-01T00:00:00.000002Z"),
-                                   measurement(shape, 2, 2, 3e-3, "2025-01-01T00:00:00.000003Z", true)};
+  std::vector<Measurement> rows = {sample_measurement(shape, 1, 1, 2e-3, "2025-01-01T00:00:00.000001Z"),
+                                   sample_measurement(shape, 2, 1, 1e-3, "2025-01-01T00:00:00.000002Z"),
+                                   sample_measurement(shape, 2, 2, 3e-3, "2025-01-01T00:00:00.000003Z", true)};
   rows[1].effective_k_block_factor = 1;
   rows[1].blocks = {64, 32, 16};
   {
@@ -115,10 +98,10 @@ TEST_CASE("store: winners pool repeated measurements and ignore screening ones")
   store.upsert_platform(sfc::test::sample_platform());
   store.record(hash, std::vector<Measurement>{
                          // a: (1,1) measured twice, pooled 3e-3; (1,2) 2.5e-3 wins; (4,4) screened faster but not full.
-                         measurement(a, 1, 1, 2e-3, "t1"), measurement(a, 1, 1, 4e-3, "t2"),
-                         measurement(a, 1, 2, 2.5e-3, "t3"), measurement(a, 4, 4, 1e-3, "t4", true),
+                         sample_measurement(a, 1, 1, 2e-3, "t1"), sample_measurement(a, 1, 1, 4e-3, "t2"),
+                         sample_measurement(a, 1, 2, 2.5e-3, "t3"), sample_measurement(a, 4, 4, 1e-3, "t4", true),
                          // b: a tie goes to the fewer copies of C.
-                         measurement(b, 2, 1, 1e-3, "t5"), measurement(b, 1, 3, 1e-3, "t6")});
+                         sample_measurement(b, 2, 1, 1e-3, "t5"), sample_measurement(b, 1, 3, 1e-3, "t6")});
   const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2);
   REQUIRE(winners.size() == 2);
   CHECK(winners[0].shape.m == 512);
@@ -168,14 +151,14 @@ TEST_CASE("store: a failing batch leaves nothing behind") {
   TuningStore store(dir.file("t.db"), Mode::create);
   store.upsert_platform(sfc::test::sample_platform());
   CHECK_THROWS_AS(store.batch([&] {
-    store.record(hash, std::vector<Measurement>{measurement({64, 64, 64}, 1, 1, 1e-4, "t1")});
+    store.record(hash, std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-4, "t1")});
     throw sfc::Error("stop here");
   }),
                   sfc::Error);
   CHECK(store.measurements(hash).empty());
   // A CHECK constraint (k_layers 9) fails the whole record() call.
-  CHECK_THROWS_AS(store.record(hash, std::vector<Measurement>{measurement({64, 64, 64}, 1, 1, 1e-4, "t1"),
-                                                                measurement({64, 64, 64}, 9, 1, 1e-4, "t2")}),
+  CHECK_THROWS_AS(store.record(hash, std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-4, "t1"),
+                                                                sample_measurement({64, 64, 64}, 9, 1, 1e-4, "t2")}),
                   sfc::Error);
   CHECK(store.measurements(hash).empty());
 }
@@ -185,9 +168,9 @@ TEST_CASE("store: readers in another connection see committed shapes while a wri
   const std::string hash = sfc::test::sample_platform().hash();
   TuningStore writer(dir.file("t.db"), Mode::create);
   writer.upsert_platform(sfc::test::sample_platform());
-  writer.record(hash, std::vector<Measurement>{measurement({64, 64, 64}, 1, 1, 1e-4, "t1")});
+  writer.record(hash, std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-4, "t1")});
   writer.batch([&] {
-    writer.record(hash, std::vector<Measurement>{measurement({128, 64, 64}, 1, 1, 1e-4, "t2")});
+    writer.record(hash, std::vector<Measurement>{sample_measurement({128, 64, 64}, 1, 1, 1e-4, "t2")});
     TuningStore reader(dir.file("t.db"), Mode::read_only);
     CHECK(reader.measurements(hash).size() == 1);  // not the uncommitted shape, and no "locked"
   });
@@ -230,7 +213,7 @@ TEST_CASE("store: files that are not tuning databases are refused and left untou
       TuningStore store(path, Mode::create);
       store.upsert_platform(sfc::test::sample_platform());
       std::vector<Measurement> rows;
-      for (int i = 1; i <= 400; ++i) rows.push_back(measurement({i, 64, 64}, 1, 1, 1e-4, "t"));
+      for (int i = 1; i <= 400; ++i) rows.push_back(sample_measurement({i, 64, 64}, 1, 1, 1e-4, "t"));
       store.record(sfc::test::sample_platform().hash(), rows);
     }
     raw_sql(path, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sfc/platform.hpp"
+#include "sfc/tuning_store.hpp"
 #include "support.hpp"
 
 namespace sfc::test {
@@ -32,6 +33,27 @@ inline Platform sample_platform(int threads = 2, const std::string& cpu = "Test 
           .isa = "cpx",
           .libxsmm_version = "1.17",
           .compiler = "GCC 12.2.0"};
+}
+
+// One measurement with awkward values (a stddev not exactly representable in
+// decimal) so that store and file round trips are tested bit for bit.
+inline Measurement sample_measurement(GemmShape shape, int kl, int kbf, double mean, const std::string& at,
+                                      bool screening = false) {
+  return {.shape = shape,
+          .dtype = DType::f32,
+          .threads = 2,
+          .k_layers = kl,
+          .k_block_factor = kbf,
+          .effective_k_layers = kl,
+          .effective_k_block_factor = kbf,
+          .blocks = {32, 64, 128},
+          .warmup = screening ? 1 : 2,
+          .reps = screening ? 1 : 10,
+          .mean_s = mean,
+          .min_s = mean * 0.875,
+          .stddev_s = mean / 3,
+          .screening = screening,
+          .measured_at = at};
 }
 
 inline std::string slurp(const std::string& path) {
