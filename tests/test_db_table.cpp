@@ -17,15 +17,7 @@ namespace {
 
 sfc::TuningTable sample_table(int shape_count) {
   sfc::TuningTable table;
-  table.platform = {.cpu_model = "Test CPU, 2 cores @ 3 GHz",
-                    .cores = 2,
-                    .threads = 2,
-                    .l1d_bytes = 49152,
-                    .l2_bytes = 1 << 20,
-                    .l3_bytes = 32 << 20,
-                    .isa = "cpx",
-                    .libxsmm_version = "1.17",
-                    .compiler = "GCC 12.2.0"};
+  table.platform = sfc::test::sample_platform(2, "Test CPU, 2 cores @ 3 GHz");
   table.calibration = {95.5, 21.25};
   for (int i = 0; i < shape_count; ++i) {
     sfc::TunedShape s;
