@@ -252,7 +252,7 @@ void run_evaluate(const EvaluateOptions& o) {
                  k.k_block_factor, shape.m, shape.n, shape.k);
     const auto kl = std::to_string(k.k_layers), kbf = std::to_string(k.k_block_factor);
     return double(tuner.tune(shape, ConfigSet::parse(kl, kbf))
-                      .result.mean_seconds[config_index(k.k_layers, k.k_block_factor)]);
+                      .result.seconds[config_index(k.k_layers, k.k_block_factor)]);
   };
   const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads))),
                             predictor.policy_max_distance(dtype, threads),

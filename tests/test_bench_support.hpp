@@ -10,9 +10,9 @@
 
 namespace sfc::test {
 
-inline Timing timing_of(double mean_seconds) {
+inline Timing timing_of(double seconds) {
   Timing t;
-  t.mean = t.min = mean_seconds;
+  t.mean = t.min = seconds;
   t.reps = 1;
   return t;
 }

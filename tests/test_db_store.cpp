@@ -90,14 +90,16 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
   CHECK(store.measurements(hash, sfc::GemmShape{1, 2, 3}, sfc::DType::f32, 2).empty());
 }
 
-TEST_CASE("store: winners pool repeated measurements and ignore screening ones") {
+TEST_CASE("store: winners are the fastest run over repeated measurements, screening ones excluded") {
   TempDir dir("store");
   const std::string hash = sfc::test::sample_platform().hash();
   const sfc::GemmShape a{512, 512, 512}, b{1024, 256, 512};
   TuningStore store(dir.file("t.db"), Mode::create);
   store.upsert_platform(sfc::test::sample_platform());
   store.record(hash, std::vector<Measurement>{
-                         // a: (1,1) measured twice, pooled 3e-3; (1,2) 2.5e-3 wins; (4,4) screened faster but not full.
+                         // a: (1,1) measured twice, fastest run 0.875 x 2e-3 = 1.75e-3: it wins, though its
+                         // pooled mean (3e-3) is slower than (1,2)'s (2.5e-3, fastest 2.1875e-3);
+                         // (4,4) screened faster still, but it has no full measurement.
                          sample_measurement(a, 1, 1, 2e-3, "t1"), sample_measurement(a, 1, 1, 4e-3, "t2"),
                          sample_measurement(a, 1, 2, 2.5e-3, "t3"), sample_measurement(a, 4, 4, 1e-3, "t4", true),
                          // b: a tie goes to the fewer copies of C.
@@ -106,7 +108,9 @@ TEST_CASE("store: winners pool repeated measurements and ignore screening ones")
   REQUIRE(winners.size() == 2);
   CHECK(winners[0].shape.m == 512);
   CHECK(winners[0].k_layers == 1);
-  CHECK(winners[0].k_block_factor == 2);
+  CHECK(winners[0].k_block_factor == 1);
+  CHECK(winners[0].mean_s == doctest::Approx(3e-3));
+  CHECK(winners[0].min_s == doctest::Approx(1.75e-3));
   CHECK(winners[1].shape.m == 1024);
   CHECK(winners[1].k_layers == 1);
   CHECK(winners[1].k_block_factor == 3);
@@ -114,12 +118,12 @@ TEST_CASE("store: winners pool repeated measurements and ignore screening ones")
   const sfc::TuningTable table = store.table(hash, sfc::DType::f32, 2);
   REQUIRE(table.shapes.size() == 2);
   const sfc::TunedShape& t = table.shapes[0];
-  CHECK(t.mean_seconds[sfc::config_index(1, 1)] == doctest::Approx(3e-3));
-  CHECK(t.mean_seconds[sfc::config_index(1, 2)] == doctest::Approx(2.5e-3));
-  CHECK(t.mean_seconds[sfc::config_index(4, 4)] == doctest::Approx(1e-3));  // screening-only time
-  CHECK(std::isnan(t.mean_seconds[sfc::config_index(8, 8)]));
+  CHECK(t.seconds[sfc::config_index(1, 1)] == doctest::Approx(1.75e-3));
+  CHECK(t.seconds[sfc::config_index(1, 2)] == doctest::Approx(2.1875e-3));
+  CHECK(t.seconds[sfc::config_index(4, 4)] == doctest::Approx(0.875e-3));  // screening-only time
+  CHECK(std::isnan(t.seconds[sfc::config_index(8, 8)]));
   CHECK(t.k_layers == 1);
-  CHECK(t.k_block_factor == 2);
+  CHECK(t.k_block_factor == 1);
   CHECK(table.platform.hash() == hash);
 
   const std::vector<sfc::ResultGroup> groups = store.result_groups(hash);
@@ -127,6 +131,30 @@ TEST_CASE("store: winners pool repeated measurements and ignore screening ones")
   CHECK(groups[0].shapes == 2);
   CHECK(groups[0].tuned_shapes == 2);
   CHECK(groups[0].measurements == 6);
+}
+
+TEST_CASE("store: a version 1 database, whose winners were chosen by mean, is migrated to the min rule") {
+  TempDir dir("store");
+  const std::string path = dir.file("v1.db"), hash = sfc::test::sample_platform().hash();
+  const sfc::GemmShape a{512, 512, 512};
+  {
+    TuningStore store(path, Mode::create);
+    store.upsert_platform(sfc::test::sample_platform());
+    // (1,1): mean 3e-3, fastest 1.75e-3; (1,2): mean 2.5e-3, fastest 2.1875e-3.
+    store.record(hash, std::vector<Measurement>{sample_measurement(a, 1, 1, 2e-3, "t1"),
+                                                sample_measurement(a, 1, 1, 4e-3, "t2"),
+                                                sample_measurement(a, 1, 2, 2.5e-3, "t3")});
+  }
+  // What version 1 stored: the mean rule's winner, (1,2).
+  raw_sql(path, "UPDATE winning_configs SET k_block_factor = 2, mean_s = 2.5e-3, min_s = 2.1875e-3; "
+                "PRAGMA user_version = 1;");
+  CHECK(open_error(path, Mode::read_only).find("migrate") != std::string::npos);
+  TuningStore store(path, Mode::read_write);
+  CHECK(store.schema_version() == 2);
+  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2);
+  REQUIRE(winners.size() == 1);
+  CHECK(winners[0].k_block_factor == 1);
+  CHECK(winners[0].min_s == doctest::Approx(1.75e-3));
 }
 
 TEST_CASE("store: calibrations are kept per platform") {

@@ -27,8 +27,8 @@ sfc::TuningTable sample_table(int shape_count) {
     s.k_layers = 1 + i % 8;
     s.k_block_factor = 1 + (i / 8) % 8;
     for (int c = 0; c < sfc::kConfigCount; ++c)
-      s.mean_seconds[c] = c % 5 == 4 ? NAN : 1e-3f * float(1 + c) + 1e-6f * float(i);
-    s.mean_seconds[sfc::config_index(s.k_layers, s.k_block_factor)] = 5e-4f;
+      s.seconds[c] = c % 5 == 4 ? NAN : 1e-3f * float(1 + c) + 1e-6f * float(i);
+    s.seconds[sfc::config_index(s.k_layers, s.k_block_factor)] = 5e-4f;
     table.shapes.push_back(s);
   }
   return table;
@@ -69,10 +69,10 @@ TEST_CASE("tuning table: save then load keeps every field (times to 6 digits)") 
     CHECK(b.k_layers == a.k_layers);
     CHECK(b.k_block_factor == a.k_block_factor);
     for (int c = 0; c < sfc::kConfigCount; ++c) {
-      if (std::isnan(a.mean_seconds[c])) {
-        CHECK(std::isnan(b.mean_seconds[c]));
+      if (std::isnan(a.seconds[c])) {
+        CHECK(std::isnan(b.seconds[c]));
       } else {
-        CHECK(b.mean_seconds[c] == doctest::Approx(a.mean_seconds[c]).epsilon(1e-5));
+        CHECK(b.seconds[c] == doctest::Approx(a.seconds[c]).epsilon(1e-5));
       }
     }
   }

@@ -55,7 +55,7 @@ TEST_CASE("policy: the vote prefers what is good on all neighbours") {
   // The nearest shape's winner (4, 8) is 4% better than (1, 1) there, but
   // (1, 1) wins on three other shapes around the query where (4, 8) is 40% off.
   std::vector<TunedShape> shapes = {synthetic_shape({1024, 1024, 1024}, {4, 8})};
-  shapes[0].mean_seconds[config_index(1, 1)] = shapes[0].mean_seconds[config_index(4, 8)] * 1.04f;
+  shapes[0].seconds[config_index(1, 1)] = shapes[0].seconds[config_index(4, 8)] * 1.04f;
   for (GemmShape s : {GemmShape{1400, 1024, 1024}, {1024, 1400, 1024}, {1024, 1024, 1400}})
     shapes.push_back(synthetic_shape(s, {1, 1}));
   PredictorOptions votes;
@@ -79,9 +79,9 @@ TEST_CASE("policy: the automatic rule ships the vote where winners are noisy, el
   for (int i = 0; i < 6; ++i) {
     const Knobs lucky{2 + i % 4, 2 + i};
     TunedShape s = synthetic_shape({1024, 1024, std::int64_t(512) << i}, lucky);
-    for (float& t : s.mean_seconds) t = 1.5f;
-    s.mean_seconds[config_index(lucky.k_layers, lucky.k_block_factor)] = 1.0f;
-    s.mean_seconds[config_index(1, 1)] = 1.01f;
+    for (float& t : s.seconds) t = 1.5f;
+    s.seconds[config_index(lucky.k_layers, lucky.k_block_factor)] = 1.0f;
+    s.seconds[config_index(1, 1)] = 1.01f;
     noisy.push_back(s);
   }
   const ConfigPredictor automatic({synthetic_table(noisy)});
@@ -173,8 +173,8 @@ TEST_CASE("policy: the nearest tier reaches as far as neighbours beat the model"
     if (!modelled.empty())
       REQUIRE(w != Knobs{modelled.back().k_layers, modelled.back().k_block_factor});
     TunedShape s = synthetic_shape(shape, w);
-    for (float& t : s.mean_seconds) t = 1.5f;
-    s.mean_seconds[config_index(w.k_layers, w.k_block_factor)] = 1.0f;
+    for (float& t : s.seconds) t = 1.5f;
+    s.seconds[config_index(w.k_layers, w.k_block_factor)] = 1.0f;
     modelled.push_back(s);
   }
   const ConfigPredictor model_wins({synthetic_table(modelled, calibrated)});

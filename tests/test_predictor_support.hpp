@@ -25,7 +25,7 @@ inline TunedShape synthetic_shape(GemmShape shape, Knobs w, int threads = 2,
   for (int kl = 1; kl <= kMaxKLayers; ++kl)
     for (int kbf = 1; kbf <= kMaxKBlockFactor; ++kbf) {
       const int steps = std::abs(kl - w.k_layers) + std::abs(kbf - w.k_block_factor);
-      s.mean_seconds[config_index(kl, kbf)] = float(shape.flops() / 1e11 * (1 + 0.04 * steps));
+      s.seconds[config_index(kl, kbf)] = float(shape.flops() / 1e11 * (1 + 0.04 * steps));
     }
   return s;
 }
@@ -72,7 +72,7 @@ inline void record_synthetic(TuningStore& store, const Platform& platform,
         m.blocks = choose_blocks(s.shape, s.dtype);
         m.warmup = 1;
         m.reps = 5;
-        m.mean_s = m.min_s = s.mean_seconds[config_index(kl, kbf)];
+        m.mean_s = m.min_s = s.seconds[config_index(kl, kbf)];
         m.measured_at = utc_timestamp();
         rows.push_back(m);
       }

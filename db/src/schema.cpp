@@ -112,18 +112,41 @@ FROM winning_configs AS w
 JOIN platforms AS p ON p.id = w.platform_id
 JOIN shapes AS s ON s.id = w.shape_id;
 )sql",
+
+    // 1 -> 2: a configuration's time is its fastest run (min_s), no longer its
+    // mean (see sfc/tuner.hpp): the winners are chosen again by that rule and
+    // the winners view reports GFLOP/s at that time.
+    R"sql(
+DELETE FROM winning_configs;
+INSERT INTO winning_configs
+  (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps)
+SELECT platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps
+FROM (SELECT *, row_number() OVER (PARTITION BY platform_id, shape_id, dtype, threads
+                                   ORDER BY min_s, k_layers, k_block_factor) AS place
+      FROM config_times WHERE screening = 0)
+WHERE place = 1;
+
+DROP VIEW winners;
+CREATE VIEW winners AS
+SELECT p.hash AS platform_hash, s.m, s.n, s.k, w.dtype, w.threads, w.k_layers, w.k_block_factor,
+       w.mean_s, w.min_s, w.reps, 2.0 * s.m * s.n * s.k / w.min_s / 1e9 AS gflops
+FROM winning_configs AS w
+JOIN platforms AS p ON p.id = w.platform_id
+JOIN shapes AS s ON s.id = w.shape_id;
+)sql",
 };
 static_assert(std::size(kMigrations) == kVersion, "one migration per schema version");
 
-// The winning rule: the fastest fully measured configuration (pooled mean);
-// ties go to the fewest copies of C, then the fewest K rounds.
+// The winning rule: the fully measured configuration with the fastest run
+// (min_s, see sfc/tuner.hpp); ties go to the fewest copies of C, then the
+// fewest K rounds.
 constexpr const char* kRefreshWinner = R"sql(
 INSERT OR REPLACE INTO winning_configs
   (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps)
 SELECT platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps
 FROM config_times
 WHERE platform_id = ?1 AND shape_id = ?2 AND dtype = ?3 AND threads = ?4 AND screening = 0
-ORDER BY mean_s, k_layers, k_block_factor LIMIT 1
+ORDER BY min_s, k_layers, k_block_factor LIMIT 1
 )sql";
 
 int pragma_int(sqlite::Database& db, const char* pragma) {

@@ -4,7 +4,7 @@
 
 namespace sfc::schema {
 
-inline constexpr int kVersion = 1;  // what this build writes and reads
+inline constexpr int kVersion = 2;  // what this build writes and reads
 
 // Checks that `db` is an sfc-tune database this build understands, or an empty
 // file that may become one, and that it is not corrupt. Returns its schema

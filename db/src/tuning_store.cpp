@@ -405,7 +405,7 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
   // Every configuration's time, shape by shape, then the winners on top.
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> shapes;
   sqlite::Statement times = impl_->db.prepare(
-      "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.mean_s FROM config_times AS c "
+      "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.min_s FROM config_times AS c "
       "JOIN shapes AS s ON s.id = c.shape_id "
       "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = ?3");
   times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads);
@@ -416,9 +416,9 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
       shape.shape = {times.integer(0), times.integer(1), times.integer(2)};
       shape.dtype = dtype;
       shape.threads = threads;
-      shape.mean_seconds.fill(NAN);
+      shape.seconds.fill(NAN);
     }
-    shape.mean_seconds[config_index(static_cast<int>(times.integer(3)), static_cast<int>(times.integer(4)))] =
+    shape.seconds[config_index(static_cast<int>(times.integer(3)), static_cast<int>(times.integer(4)))] =
         static_cast<float>(times.real(5));
   }
   for (const Winner& winner : winners(platform_hash, dtype, threads)) {

@@ -114,9 +114,9 @@ TunedShape read_shape_line(TableReader& in) {
     const float seconds = in.number<float>(t[8 + i], "a time");
     if (!std::isnan(seconds) && !(seconds > 0 && std::isfinite(seconds)))
       in.fail("time " + std::to_string(i + 1) + " must be positive or nan, got '" + std::string(t[8 + i]) + "'");
-    s.mean_seconds[i] = seconds;
+    s.seconds[i] = seconds;
   }
-  if (std::isnan(s.mean_seconds[config_index(s.k_layers, s.k_block_factor)]))
+  if (std::isnan(s.seconds[config_index(s.k_layers, s.k_block_factor)]))
     in.fail("the winning configuration has no time");
   return s;
 }
@@ -215,7 +215,7 @@ void TuningTable::save(const std::string& path) const {
     out.append(buffer).append(to_string(s.dtype));
     std::snprintf(buffer, sizeof buffer, " %d %d %d", s.threads, s.k_layers, s.k_block_factor);
     out.append(buffer);
-    for (float seconds : s.mean_seconds) append_time(out, seconds);
+    for (float seconds : s.seconds) append_time(out, seconds);
     out.append("\n");
   }
   write_text_file_atomically(path, out);

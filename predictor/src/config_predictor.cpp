@@ -76,7 +76,7 @@ struct ConfigPredictor::ShapeGroup {
     const double best = best_seconds(s);
     std::array<float, kConfigCount> row{};
     for (int i = 0; i < kConfigCount; ++i)  // NaN (not measured) compares false: 0
-      row[i] = s.mean_seconds[i] > 0 ? float(std::min(1.0, best / s.mean_seconds[i])) : 0.0f;
+      row[i] = s.seconds[i] > 0 ? float(std::min(1.0, best / s.seconds[i])) : 0.0f;
     throughput.push_back(row);
     // A table names each shape's winner; without one, the fastest time stands in.
     const int fastest = int(std::max_element(row.begin(), row.end()) - row.begin());
@@ -149,11 +149,11 @@ struct ConfigPredictor::ShapeGroup {
 
 double best_seconds(const TunedShape& s) {
   if (has_winner(s)) {
-    const float winner = s.mean_seconds[config_index(s.k_layers, s.k_block_factor)];
+    const float winner = s.seconds[config_index(s.k_layers, s.k_block_factor)];
     if (winner > 0) return winner;
   }
   double best = std::numeric_limits<double>::infinity();
-  for (float t : s.mean_seconds)
+  for (float t : s.seconds)
     if (t > 0) best = std::min(best, double(t));  // NaN compares false: skipped
   return best;
 }

@@ -69,7 +69,7 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
         if (all_predictors[i] != Predictor::model) throw;  // only calibration may be missing
       }
       if (!answered[i]) continue;
-      float& stored = t.mean_seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
+      float& stored = t.seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
       if (!(stored > 0)) {  // kept in `t`, so a configuration is timed once per shape
         stored = float(time_missing(t.shape, t.dtype, t.threads, s.knobs[i]));
         timed_now = std::min(timed_now, double(stored));

@@ -20,13 +20,16 @@ constexpr int kScreenWarmup = 1, kScreenReps = 1;
 struct Knowledge {
   std::uint64_t full = 0;  // has a full measurement
   std::uint64_t any = 0;   // has any measurement
-  // Per configuration: the screening time (mean of its screenings), or its
-  // full time when it was never screened; NaN when unknown. Pruning compares these.
+  // Per configuration: the screening time (the fastest of its screens), or its
+  // full time (the fastest of its full repetitions) when it was never
+  // screened; NaN when unknown. Pruning compares these.
   std::array<double, kConfigCount> reference;
-  std::array<double, kConfigCount> screen_sum{}, screen_reps{}, full_sum{}, full_reps{};
+  std::array<double, kConfigCount> screen_min, full_min;
 
   explicit Knowledge(std::span<const Measurement> measurements) {
     reference.fill(NAN);
+    screen_min.fill(INFINITY);
+    full_min.fill(INFINITY);
     for (const Measurement& m : measurements) add(m);
   }
 
@@ -34,10 +37,10 @@ struct Knowledge {
     const int i = config_index(m.k_layers, m.k_block_factor);
     const std::uint64_t bit = std::uint64_t{1} << i;
     any |= bit;
-    (m.screening ? screen_sum : full_sum)[i] += m.mean_s * m.reps;
-    (m.screening ? screen_reps : full_reps)[i] += m.reps;
+    double& fastest = (m.screening ? screen_min : full_min)[i];
+    fastest = std::fmin(fastest, m.min_s);
     if (!m.screening) full |= bit;
-    reference[i] = screen_reps[i] > 0 ? screen_sum[i] / screen_reps[i] : full_sum[i] / full_reps[i];
+    reference[i] = std::isfinite(screen_min[i]) ? screen_min[i] : full_min[i];
   }
 
   // Configurations of `configs` within (1 + margin) of the best reference time.
@@ -73,7 +76,7 @@ class ShapeSearch {
     out.result.dtype = options.dtype;
     out.result.threads = options.threads;
     out.result.k_layers = out.result.k_block_factor = 0;
-    out.result.mean_seconds.fill(NAN);
+    out.result.seconds.fill(NAN);
   }
 
   // Times `configs` with `warmup` + `reps` runs each; false when `stop` ended it.
@@ -112,12 +115,13 @@ class ShapeSearch {
                     .measured_at = utc_timestamp()};
       known.add(m);
       out.result.threads = m.threads;
-      out.result.mean_seconds[config_index(kl, kbf)] = static_cast<float>(t.mean);
+      // A configuration's time is its fastest cold run (see sfc/tuner.hpp).
+      out.result.seconds[config_index(kl, kbf)] = static_cast<float>(t.min);
       // Strictly faster only: a tie stays with the earlier, smaller configuration.
-      if (!screening && (out.result.k_layers == 0 || t.mean < best_seconds_)) {
+      if (!screening && (out.result.k_layers == 0 || t.min < best_seconds_)) {
         out.result.k_layers = kl;
         out.result.k_block_factor = kbf;
-        best_seconds_ = t.mean;
+        best_seconds_ = t.min;
       }
       out.measurements.push_back(std::move(m));
       ++step.done;

@@ -72,7 +72,7 @@ void TuningProgress::finish_shape(const std::optional<Winner>& winner) {
   }
   const double eta = eta_seconds();
   spdlog::info("[{}/{}] {}: {} ({}{})", done_, grid_size_, shape_name(shape),
-               winner ? best_text(shape, winner->k_layers, winner->k_block_factor, winner->mean_s) : "no winner",
+               winner ? best_text(shape, winner->k_layers, winner->k_block_factor, winner->min_s) : "no winner",
                duration(seconds), eta >= 0 ? "; ETA " + duration(eta) : "");
 }
 

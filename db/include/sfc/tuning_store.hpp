@@ -44,7 +44,9 @@ struct Winner {
   DType dtype = DType::f32;
   int threads = 0;
   int k_layers = 0, k_block_factor = 0;
-  double mean_s = 0, min_s = 0;  // pooled over every full measurement of the configuration
+  // Pooled over every full measurement of the configuration; min_s, its
+  // fastest run, is its time (the winning rule, see sfc/tuner.hpp).
+  double mean_s = 0, min_s = 0;
   int reps = 0;                  // timed runs behind mean_s
 };
 

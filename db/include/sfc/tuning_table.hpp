@@ -8,10 +8,12 @@
 //   calibration <gamma> <beta>    GFLOP/s per core, GB/s; 0 = unknown
 //   shapes <count>                how many shape lines follow (catches truncation)
 //   shape M N K dtype threads KL KBF t1 ... t64
-// t_i is the mean time in seconds (%.6g) of configuration i = (KL-1)*8 + (KBF-1),
-// `nan` where that configuration was not measured; KL KBF is the winner. A
-// configuration that pruning dropped after its screen shows that one cold run's
-// time, which may be noisier than the full means (and never makes it the winner).
+// t_i is the time in seconds (%.6g) of configuration i = (KL-1)*8 + (KBF-1):
+// its fastest cold run (sfc/tuner.hpp says why not the mean; tables exported
+// before schema version 2 of the database hold means), `nan` where that
+// configuration was not measured; KL KBF is the winner. A configuration that
+// pruning dropped after its screen shows that one cold run's time, which may be
+// noisier than a full measurement (and never makes it the winner).
 #pragma once
 #include <array>
 #include <string>
@@ -26,7 +28,7 @@ inline constexpr int kMaxKLayers = 8;
 inline constexpr int kMaxKBlockFactor = 8;
 inline constexpr int kConfigCount = kMaxKLayers * kMaxKBlockFactor;
 
-// Index of (k_layers, k_block_factor) in TunedShape::mean_seconds (both 1-based).
+// Index of (k_layers, k_block_factor) in TunedShape::seconds (both 1-based).
 constexpr int config_index(int k_layers, int k_block_factor) {
   return (k_layers - 1) * kMaxKBlockFactor + (k_block_factor - 1);
 }
@@ -41,7 +43,7 @@ struct TunedShape {
   DType dtype = DType::f32;
   int threads = 0;
   int k_layers = 0, k_block_factor = 0;           // the winner
-  std::array<float, kConfigCount> mean_seconds;   // config_index(); NaN = not measured
+  std::array<float, kConfigCount> seconds;  // by config_index(): the fastest run; NaN = not measured
 };
 
 struct TuningTable {

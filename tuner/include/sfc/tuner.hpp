@@ -1,7 +1,13 @@
 // Tuner: finds the fastest (K_layers, k_block_factor) of one shape by timing
 // the configurations of a ConfigSet with cold inputs (sfc/measure.hpp):
-// `warmup` untimed runs, then `reps` timed ones; the mean is the time, min and
-// standard deviation are kept too. The operands use the native blocked layout.
+// `warmup` untimed runs, then `reps` timed ones. A configuration's time is
+// its fastest run (min); mean and standard deviation are kept too. Why the
+// min: on a shared machine interference only ever adds time, and one
+// preempted thread stalls the whole static schedule, so the mean of 10 runs
+// of a sub-millisecond GEMM moves by 10-60% from run to run. Tuning the small
+// grid twice here, the first run's winners cost 8.3% on average by the second
+// run's means, but 1.7% by its mins (docs/tuning.md). The operands use the
+// native blocked layout.
 //
 //   sfc::Tuner tuner({.dtype = sfc::DType::f32, .threads = 2, .reps = 10});
 //   sfc::ShapeTuning t = tuner.tune({1024, 1024, 1024}, sfc::ConfigSet::all());
