@@ -29,7 +29,7 @@ namespace {
 
 struct BenchArguments {
   std::string grid, dtype = "f32", config = "best", db, vs = "openblas,blis,onednn";
-  std::string layout = "blocked", csv, plot;
+  std::string layout = "blocked", csv, plot, statistic = "min";
   int threads = 0, reps = 10, warmup = 2;
   bool json = false;
 };
@@ -189,6 +189,7 @@ void run_bench_command(const BenchArguments& a) {
   options.threads = a.threads > 0 ? a.threads : omp_get_max_threads();
   options.reps = a.reps;
   options.warmup = a.warmup;
+  options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
   const ConfigChoice config = parse_config_choice(a.config, a.db);
   // A TuningStore database or an exported tuning table; this machine's tables.
@@ -278,10 +279,13 @@ void add_bench_command(CLI::App& app) {
                   "Tuning database or exported tuning table: winners for --config tuned or nn, and the "
                   "stored calibration for the roofline");
   cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn")->capture_default_str();
-  cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation (mean reported)")
+  cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Untimed warm-up runs before them")
       ->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--statistic", a->statistic,
+                  "Time of a shape: min (its fastest cold run, as the tuner ranks) or mean (of its runs)")
+      ->check(CLI::IsMember({"min", "mean"}))->capture_default_str();
   cmd->add_option("--layout", a->layout,
                   "SFC-CA's entry: blocked (native layout) or row (plain matrices, packing timed too)")
       ->check(CLI::IsMember({"blocked", "row"}))->capture_default_str();

@@ -39,6 +39,19 @@ TEST_CASE("bench: summary ratios to each peer, the best peer and per shape") {
   CHECK(*s.min_shape_ratio == doctest::Approx(0.5));
 }
 
+TEST_CASE("bench: the result's statistic decides which time of a timing counts") {
+  sfc::BenchResult r = two_shape_result();
+  // SFC-CA's small shape: fastest run 1e-5, but one slow run lifts its mean to 3e-5.
+  r.shapes[0].timings[0].mean = 3e-5;
+  const double flops = 2.0 * 64 * 64 * 64 + 2.0 * 128 * 128 * 128;
+  r.statistic = sfc::Statistic::min;
+  CHECK(sfc::summarize(r).whm_gflops[0] == doctest::Approx(flops / 5e-5 / 1e9));
+  CHECK(*sfc::summarize(r).shape_ratio_vs_best_peer[0] == doctest::Approx(0.5));
+  r.statistic = sfc::Statistic::mean;
+  CHECK(sfc::summarize(r).whm_gflops[0] == doctest::Approx(flops / 7e-5 / 1e9));
+  CHECK(*sfc::summarize(r).shape_ratio_vs_best_peer[0] == doctest::Approx(0.5 / 3));
+}
+
 TEST_CASE("bench: without peers there is nothing to compare") {
   sfc::BenchResult r = two_shape_result();
   r.implementations.resize(1);

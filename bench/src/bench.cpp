@@ -143,6 +143,7 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     throw Error("the benchmark compares blocked or row-major entry; the peers run row-major");
 
   BenchResult result;
+  result.statistic = options.statistic;
   result.implementations.emplace_back(kSfcImplementation);
   std::vector<std::unique_ptr<GemmPeer>> usable;
   for (auto& peer : peers) {
@@ -162,7 +163,7 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     std::string line = shape_label(shape) + " (" + std::to_string(m.config.k_layers) + "," +
                        std::to_string(m.config.k_block_factor) + "):";
     for (std::size_t i = 0; i < m.timings.size(); ++i)
-      line += fmt::format(" {} {:.1f}", result.implementations[i], gflops(shape, m.timings[i]));
+      line += fmt::format(" {} {:.1f}", result.implementations[i], gflops(shape, m.timings[i], options.statistic));
     spdlog::info("{} GFLOP/s", line);
     if (m.max_error_ratio > 1) {
       result.notes.push_back("SFC-CA's result for " + shape_label(shape) +

@@ -87,7 +87,7 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   double highest = 1;
   for (std::size_t s : order) {
     for (std::size_t i = 0; i < series.size(); ++i) {
-      series[i].push_back(gflops(shapes[s].shape, shapes[s].timings.at(i)));
+      series[i].push_back(gflops(shapes[s].shape, shapes[s].timings.at(i), result.statistic));
       highest = std::max(highest, series[i].back());
     }
     roofline.push_back(shapes[s].roofline_gflops);

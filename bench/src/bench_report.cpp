@@ -46,7 +46,8 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
                      context.roofline.bandwidth_gbs, context.roofline.source);
   for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
-  out << "# GFLOP/s = 2MNK / mean time of cold-input runs; WHM = sum of flops / sum of times\n";
+  out << fmt::format("# GFLOP/s = 2MNK / {} of cold-input runs; WHM = sum of flops / sum of times\n",
+                     result.statistic == Statistic::min ? "fastest" : "mean time");
   for (const std::string& note : result.notes) out << "# note: " << note << "\n";
   out << "\n";
 
@@ -61,7 +62,8 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
     out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}", shape_label(m.shape), kShapeWidth,
                        arithmetic_intensity(m.shape, context.dtype), kNumberWidth,
                        m.roofline_gflops, kNumberWidth);
-    for (const Timing& t : m.timings) out << fmt::format("{:>{}.1f}", gflops(m.shape, t), kNumberWidth);
+    for (const Timing& t : m.timings)
+      out << fmt::format("{:>{}.1f}", gflops(m.shape, t, result.statistic), kNumberWidth);
     out << fmt::format("{:>{}}{:>{}}{}\n",
                        fmt::format("{},{}", m.config.k_layers, m.config.k_block_factor),
                        kConfigWidth, ratio_text(summary.shape_ratio_vs_best_peer[s]), kNumberWidth,
@@ -95,14 +97,15 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
 void write_csv(std::ostream& out, const BenchResult& result, const BenchSummary& summary) {
   out << "m,n,k,k_layers,k_block_factor,roofline_gflops";
   for (const std::string& name : result.implementations)
-    out << ',' << name << "_gflops," << name << "_mean_s," << name << "_stddev_s";
+    out << ',' << name << "_gflops," << name << "_min_s," << name << "_mean_s," << name << "_stddev_s";
   out << ",ratio_vs_best_peer,max_error_ratio\n";
   for (std::size_t s = 0; s < result.shapes.size(); ++s) {
     const ShapeMeasurement& m = result.shapes[s];
     out << fmt::format("{},{},{},{},{},{:.3f}", m.shape.m, m.shape.n, m.shape.k, m.config.k_layers,
                        m.config.k_block_factor, m.roofline_gflops);
     for (const Timing& t : m.timings)
-      out << fmt::format(",{:.3f},{:.6e},{:.3e}", gflops(m.shape, t), t.mean, t.stddev);
+      out << fmt::format(",{:.3f},{:.6e},{:.6e},{:.3e}", gflops(m.shape, t, result.statistic), t.min, t.mean,
+                         t.stddev);
     const auto& ratio = summary.shape_ratio_vs_best_peer[s];
     out << ',' << (ratio ? fmt::format("{:.4f}", *ratio) : "") << ','
         << fmt::format("{:.3g}", m.max_error_ratio) << "\n";
@@ -120,10 +123,11 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
   nlohmann::json shapes = nlohmann::json::array();
   for (std::size_t s = 0; s < result.shapes.size(); ++s) {
     const ShapeMeasurement& m = result.shapes[s];
-    nlohmann::json rate = nlohmann::json::object(), mean = nlohmann::json::object(),
-                   stddev = nlohmann::json::object();
+    nlohmann::json rate = nlohmann::json::object(), fastest = nlohmann::json::object(),
+                   mean = nlohmann::json::object(), stddev = nlohmann::json::object();
     for (std::size_t i = 0; i < names.size(); ++i) {
-      rate[names[i]] = gflops(m.shape, m.timings[i]);
+      rate[names[i]] = gflops(m.shape, m.timings[i], result.statistic);
+      fastest[names[i]] = m.timings[i].min;
       mean[names[i]] = m.timings[i].mean;
       stddev[names[i]] = m.timings[i].stddev;
     }
@@ -135,6 +139,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
                       {"k_layers", m.config.k_layers},
                       {"k_block_factor", m.config.k_block_factor},
                       {"gflops", rate},
+                      {"min_seconds", fastest},
                       {"mean_seconds", mean},
                       {"stddev_seconds", stddev},
                       {"ratio_vs_best_peer", optional_number(summary.shape_ratio_vs_best_peer[s])},
@@ -143,6 +148,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
   return {{"command", context.command_line},
           {"platform", context.platform},
           {"dtype", to_string(context.dtype)},
+          {"statistic", to_string(result.statistic)},
           {"layout", to_string(context.layout)},
           {"threads", context.threads},
           {"config", context.config_source},

@@ -20,8 +20,9 @@ double weighted_harmonic_mean_gflops(const std::vector<double>& flops,
   return total_flops / total_seconds / 1e9;
 }
 
-double gflops(const GemmShape& shape, const Timing& timing) {
-  return timing.mean > 0 ? shape.flops() / timing.mean / 1e9 : 0.0;
+double gflops(const GemmShape& shape, const Timing& timing, Statistic statistic) {
+  const double seconds = timing.seconds(statistic);
+  return seconds > 0 ? shape.flops() / seconds / 1e9 : 0.0;
 }
 
 BenchSummary summarize(const BenchResult& result) {
@@ -31,7 +32,7 @@ BenchSummary summarize(const BenchResult& result) {
     std::vector<double> flops, seconds;
     for (const ShapeMeasurement& s : result.shapes) {
       flops.push_back(s.shape.flops());
-      seconds.push_back(s.timings.at(i).mean);
+      seconds.push_back(s.timings.at(i).seconds(result.statistic));
     }
     summary.whm_gflops.push_back(weighted_harmonic_mean_gflops(flops, seconds));
   }
@@ -49,8 +50,8 @@ BenchSummary summarize(const BenchResult& result) {
     if (implementations > 1) {
       double best = 0;
       for (std::size_t i = 1; i < implementations; ++i)
-        best = std::max(best, gflops(s.shape, s.timings.at(i)));
-      ratio = gflops(s.shape, s.timings.at(0)) / best;
+        best = std::max(best, gflops(s.shape, s.timings.at(i), result.statistic));
+      ratio = gflops(s.shape, s.timings.at(0), result.statistic) / best;
       summary.min_shape_ratio = std::min(summary.min_shape_ratio.value_or(*ratio), *ratio);
     }
     summary.shape_ratio_vs_best_peer.push_back(ratio);

@@ -36,6 +36,8 @@ void flush_caches(std::size_t bytes) {
 
 }  // namespace
 
+std::string_view to_string(Statistic statistic) { return statistic == Statistic::min ? "min" : "mean"; }
+
 std::size_t cold_footprint_bytes() {
   if (const char* env = std::getenv("SFC_COLD_BYTES")) {
     const long long v = std::atoll(env);

@@ -33,6 +33,9 @@ struct BenchOptions {
   Layout layout = Layout::blocked;
   int warmup = 2;
   int reps = 10;
+  // The time of a shape and implementation: its fastest cold run (as the
+  // tuner ranks) or the mean of its runs (as the paper reports).
+  Statistic statistic = Statistic::min;
 };
 
 struct ShapeMeasurement {
@@ -46,6 +49,7 @@ struct ShapeMeasurement {
 };
 
 struct BenchResult {
+  Statistic statistic = Statistic::min;      // BenchOptions::statistic
   std::vector<std::string> implementations;  // "sfc-ca" first, then each peer that ran
   std::vector<ShapeMeasurement> shapes;
   std::vector<std::string> notes;            // peers skipped, results that disagree

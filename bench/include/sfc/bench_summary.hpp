@@ -1,6 +1,6 @@
 // The figures a benchmark is judged by: the weighted harmonic mean (WHM) of
-// throughput per implementation, sum of flops over sum of mean times (paper,
-// section IV), and SFC-CA's ratios to the peers.
+// throughput per implementation, sum of flops over sum of times (paper,
+// section IV; each time the result's statistic), and SFC-CA's ratios to the peers.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -15,8 +15,8 @@ namespace sfc {
 double weighted_harmonic_mean_gflops(const std::vector<double>& flops,
                                      const std::vector<double>& seconds);
 
-// GFLOP/s of one timed shape (flops over the mean time).
-double gflops(const GemmShape& shape, const Timing& timing);
+// GFLOP/s of one timed shape: its flops over the timing's `statistic`.
+double gflops(const GemmShape& shape, const Timing& timing, Statistic statistic);
 
 struct BenchSummary {
   std::vector<double> whm_gflops;     // per implementation, BenchResult order

@@ -8,15 +8,22 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <string_view>
 
 #include "sfc/aligned_buffer.hpp"
 #include "sfc/gemm.hpp"
 
 namespace sfc {
 
+// Which figure of a Timing is "the time": the tuner ranks configurations by
+// their fastest run (sfc/tuner.hpp says why); a benchmark may report either.
+enum class Statistic { min, mean };
+std::string_view to_string(Statistic statistic);  // "min", "mean"
+
 struct Timing {
   double mean = 0, min = 0, stddev = 0;  // seconds
   int reps = 0;
+  double seconds(Statistic statistic) const { return statistic == Statistic::min ? min : mean; }
 };
 
 // Times `run(set)` `warmup` times untimed, then `reps` times; `set` rotates over
