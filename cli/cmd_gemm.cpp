@@ -14,9 +14,22 @@
 namespace sfc::cli {
 namespace {
 
+// "BMxBNxBK"; 0 leaves that size to the block rule.
+BlockSizes parse_blocks(const std::string& text) {
+  BlockSizes b;
+  char x1 = 0, x2 = 0;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c%d%n", &b.bm, &x1, &b.bn, &x2, &b.bk, &used) != 5 || x1 != 'x' ||
+      x2 != 'x' || std::size_t(used) != text.size() || b.bm < 0 || b.bn < 0 || b.bk < 0 || b.bm > 4096 ||
+      b.bn > 4096 || b.bk > 4096)
+    throw CLI::ValidationError("--blocks", "expected BMxBNxBK with sizes 0..4096 (0: the block rule's), got '" +
+                                               text + "'");
+  return b;
+}
+
 struct GemmOptions {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string dtype = "f32", layout = "blocked";
+  std::string dtype = "f32", layout = "blocked", blocks;
   int threads = 0, k_layers = 1, kbf = 1, reps = 10, warmup = 2;
   bool check = false, json = false;
 };
@@ -29,6 +42,7 @@ void run_gemm(const GemmOptions& o) {
   request.threads = o.threads;
   request.k_layers = o.k_layers;
   request.k_block_factor = o.kbf;
+  if (!o.blocks.empty()) request.blocks = parse_blocks(o.blocks);
   const GemmPlan plan(request);
   const BlockSizes bs = plan.blocks();
   spdlog::info("plan: {}x{}x{} {} on {} threads, K_layers={} k_block_factor={} (effective), blocks {}x{}x{}",
@@ -80,9 +94,10 @@ void add_gemm_command(CLI::App& app) {
       ->check(CLI::Range(1, 8))->capture_default_str();
   cmd->add_option("--kbf", o->kbf, "k_block_factor: K rounds per layer, 1..8")
       ->check(CLI::Range(1, 8))->capture_default_str();
+  cmd->add_option("--blocks", o->blocks, "Block sizes BMxBNxBK instead of the block rule's (0 keeps the rule's)");
   cmd->add_option("--layout", o->layout, "Operand layout: blocked (native), row or col (packing timed too)")
       ->check(CLI::IsMember({"blocked", "row", "col"}))->capture_default_str();
-  cmd->add_option("--reps", o->reps, "Timed repetitions (mean reported)")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--reps", o->reps, "Timed repetitions")->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed warm-up runs")->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_flag("--check", o->check, "Compare C with an fp64 reference; print the relative Frobenius error");
   cmd->add_flag("--json", o->json, "Print one JSON object as the last line of stdout");
