@@ -8,6 +8,7 @@
 // magnitude (errors of order 1 against bounds of 1e-4 for f32, 1e-12 for f64).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -68,6 +69,66 @@ TEST_CASE("thread counts 1, 2, 3 and all three layouts") {
       for (int threads : {1, 2, 3})
         for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
           for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {3, 2}, {8, 8}}) check_case(c, dtype, threads, layout, kl, kbf);
+}
+
+TEST_CASE("gemm() runs in place on tight plain matrices the blocks divide, for every knob") {
+  const Case exact{{64, 96, 128}, {32, 32, 16}};
+  for (DType dtype : {DType::f32, DType::f64})
+    for (Layout layout : {Layout::row_major, Layout::col_major})
+      for (int kl = 1; kl <= 8; ++kl)
+        for (int kbf = 1; kbf <= 8; ++kbf) check_case(exact, dtype, 2, layout, kl, kbf);
+
+  PlanRequest r;
+  r.shape = exact.shape;
+  r.blocks = exact.blocks;
+  r.layout = Layout::row_major;
+  const GemmPlan row(r);
+  CHECK(row.runs_in_place(Layout::row_major, 128, 96, 96));
+  CHECK_FALSE(row.runs_in_place(Layout::row_major, 130, 96, 96));  // padded A: packed
+  CHECK_FALSE(row.runs_in_place(Layout::row_major, 128, 96, 100)); // padded C: packed
+  CHECK_FALSE(row.runs_in_place(Layout::col_major, 64, 128, 64));  // not the plan's layout
+  CHECK_FALSE(row.runs_in_place(Layout::blocked, 128, 96, 96));
+  r.layout = Layout::col_major;
+  CHECK(GemmPlan(r).runs_in_place(Layout::col_major, 64, 128, 64));
+  r.shape = {67, 45, 517};  // ragged: the blocks pad, so gemm() packs
+  CHECK_FALSE(GemmPlan(r).runs_in_place(Layout::col_major, 67, 517, 67));
+  r.shape = exact.shape;
+  r.dtype = DType::bf16;  // A must be in VNNI pairs: always packed
+  try {
+    CHECK_FALSE(GemmPlan(r).runs_in_place(Layout::col_major, 64, 128, 64));
+  } catch (const Error&) {  // no bf16 kernels on this CPU
+  }
+}
+
+TEST_CASE("padded leading dimensions take the packing path and give the in-place result") {
+  PlanRequest r;
+  r.shape = {64, 96, 128};
+  r.blocks = {32, 32, 16};
+  r.layout = Layout::row_major;
+  r.k_layers = 2;
+  r.k_block_factor = 3;
+  const GemmPlan plan(r);
+  const std::int64_t pad = 5, lda = 128 + pad, ldb = 96 + pad, ldc = 96 + pad;
+  std::vector<float> a(64 * lda), b(128 * ldb), tight_a(64 * 128), tight_b(128 * 96);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 13) - 6) / 8;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 7) - 3) / 4;
+  for (int i = 0; i < 64; ++i) std::copy_n(&a[i * lda], 128, &tight_a[i * 128]);
+  for (int i = 0; i < 128; ++i) std::copy_n(&b[i * ldb], 96, &tight_b[i * 96]);
+  std::vector<float> c(64 * ldc, -1), tight_c(64 * 96, -1);
+  REQUIRE_FALSE(plan.runs_in_place(Layout::row_major, lda, ldb, ldc));
+  REQUIRE(plan.runs_in_place(Layout::row_major, 128, 96, 96));
+  plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, c.data(), ldc);
+  plan.gemm(Layout::row_major, tight_a.data(), 128, tight_b.data(), 96, tight_c.data(), 96);
+  // Small integers over powers of two: every partial sum is exact, so any
+  // summation order gives the same bits.
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 96; ++j) REQUIRE(c[i * ldc + j] == tight_c[i * 96 + j]);
+  for (int i = 0; i < 64; ++i)
+    for (int j = 96; j < ldc; ++j) REQUIRE(c[i * ldc + j] == -1);  // the padding is left alone
+  // Padded A and B but a tight C: A and B are packed, C is written in place.
+  std::vector<float> c_tight_only(64 * 96, -1);
+  plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, c_tight_only.data(), 96);
+  CHECK(c_tight_only == tight_c);
 }
 
 TEST_CASE("more threads than tasks still computes every tile") {

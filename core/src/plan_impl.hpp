@@ -25,6 +25,28 @@ struct KernelPair {
   Kernel first = nullptr, rest = nullptr;
 };
 
+// Where the loop finds its operands, in elements: block (im, kb) of A at
+// im * a_row_block + kb * a_k_block, block (in, kb) of B at in * b_col_block +
+// kb * b_k_block, tile (im, in) of C at im * c_row_block + in * c_col_block,
+// its columns c_column apart; a C copy of another layer c_copy further on.
+// Two maps exist: the blocked layout (every block contiguous), and plain
+// column-major matrices read and written in place (see OperandMap).
+struct Addressing {
+  std::int64_t a_row_block, a_k_block, b_col_block, b_k_block;
+  std::int64_t c_row_block, c_col_block, c_column, c_copy;
+};
+
+// An addressing plus the batch-reduce kernels built for it (the leading
+// dimensions and the stride between the blocks of a batch are baked into a
+// LIBXSMM kernel). Only the pair of the plan's dtype is set.
+struct OperandMap {
+  Addressing at{};
+  KernelPair<libxsmm_smmfunction_reducebatch_strd> f32;
+  KernelPair<libxsmm_dmmfunction_reducebatch_strd> f64;
+  KernelPair<libxsmm_bsmmfunction_reducebatch_strd> bf16;
+  bool ready = false;
+};
+
 struct GemmPlan::Impl {
   // A plan for row-major operands computes C^T = B^T A^T: the row-major
   // matrices, read as column-major, are exactly B^T, A^T and C^T, so packing
@@ -43,9 +65,15 @@ struct GemmPlan::Impl {
   std::vector<GridCell> curve;  // curve index -> (im, in)
   std::vector<KSlice> slices;   // [round * layers + layer]
 
-  KernelPair<libxsmm_smmfunction_reducebatch_strd> f32;
-  KernelPair<libxsmm_dmmfunction_reducebatch_strd> f64;
-  KernelPair<libxsmm_bsmmfunction_reducebatch_strd> bf16;
+  OperandMap blocked_map;
+  // gemm() on plain matrices whose blocks tile them exactly (no padding) and
+  // whose leading dimensions are tight runs the loop on them in place: no
+  // packing, no unpacking (fp32/fp64 only: bf16 A must be in VNNI pairs).
+  // Not ready otherwise; gemm() then packs.
+  OperandMap direct_map;
+  // gemm() with packed A and B but C written in place (its blocks divide M and
+  // N, ldc is tight): no unpacking pass over C.
+  OperandMap packed_ab_map;
 
   AlignedBuffer scratch;                  // C copies of layers 1..layers-1
   AlignedBuffer a_packed, b_packed, c_packed;  // gemm()'s buffers (plain layouts only)

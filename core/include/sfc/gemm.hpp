@@ -104,9 +104,19 @@ class GemmPlan {
   void pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const;
   void unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const;
 
-  // BLAS-like entry: packs A and B, executes, unpacks C (C = A * B, overwritten).
+  // BLAS-like entry: C = A * B, C overwritten. Packs A and B, executes, unpacks
+  // C -- unless runs_in_place(): then the loop reads A and B and writes C where
+  // they are, with kernels built for their leading dimensions. Between the two,
+  // when the blocks divide M and N and ldc is tight, A and B are packed and C
+  // is written in place.
   void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
             void* c, std::int64_t ldc) const;
+  // True when gemm() with these arguments needs no packing: fp32 or fp64, the
+  // plan's own (plain) layout, blocks that divide M, N and K, tight leading
+  // dimensions (row-major: lda = K, ldb = ldc = N; column-major: lda = ldc = M,
+  // ldb = K), and short leading dimensions (at most 2 KiB; core/src/plan.cpp
+  // says why).
+  bool runs_in_place(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const;
 
   struct Impl;
 
