@@ -6,6 +6,7 @@
 #
 #   bash scripts/bench-small-grid.sh [OUT_DIR [BINARY]]   # default: build/bench-small-grid
 #   CONFIG=tuned DB=sfc-tune.db LAYOUTS=row bash scripts/bench-small-grid.sh
+#   VS=openblas,onednn REPS=20 STATISTIC=mean bash scripts/bench-small-grid.sh
 #
 # Conditions, so that the figures compare the libraries rather than the machine:
 #  - OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from the environment:
@@ -42,7 +43,8 @@ if [ -n "${DB:-}" ]; then db_args=(--db "$DB"); fi
 for layout in ${LAYOUTS:-blocked row}; do
   echo "bench-small-grid: $layout layout, configuration $config" >&2
   first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
-    "$bin" bench --grid 256,512,1024,2048 --dtype f32 --threads 2 --vs openblas,blis,onednn \
+    "$bin" bench --grid 256,512,1024,2048 --dtype f32 --threads 2 --vs "${VS:-openblas,blis,onednn}" \
+    --reps "${REPS:-10}" --statistic "${STATISTIC:-min}" \
     --layout "$layout" --config "$config" "${db_args[@]}" \
     --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.txt"
   sed -n '/^SFC-CA WHM/,/^lowest/p' "$out/$layout.txt"

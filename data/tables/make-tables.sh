@@ -1,14 +1,18 @@
 #!/bin/sh
 # Tunes the quick and small grids on this machine (fp32, 2 threads), exports
-# their tuning tables here named by platform, and reports what the issue asks:
+# their tuning tables here named by platform, and reports what the issues ask:
 # wall time of the small grid with and without pruning, whether pruning
-# changed a winner, and how the K_layers / k_block_factor winners spread.
+# changed a winner, how the K_layers / k_block_factor winners spread, and the
+# predictors' regret. For the predictors it also tunes 64 random shapes
+# (log-uniform over 256..2048, seed 11) that join the small grid in the
+# training table <platform>-f32-t2.table, and 48 other random shapes (seed 7)
+# that are only ever test shapes.
 #
 #   sh data/tables/make-tables.sh [BUILD_DIR]      (default: build)
 #
 # Run it on a quiet machine: every other process competing for the cores
-# shows up in the timings. Takes roughly 10 (quick) + 2 x 60 (small) minutes
-# on the project's 2-core machines. Rerunning resumes; delete out/tables/ to
+# shows up in the timings. Takes roughly 20 minutes on the project's 2-core
+# machines. Rerunning resumes; delete out/tables/ to
 # start over. The databases stay in out/tables/ (merge them with others
 # later, or import them elsewhere).
 set -eu
@@ -26,14 +30,36 @@ tune() {  # tune NAME GRID [FLAGS...]: prints the run's JSON summary and keeps i
   tail -n 1 "$OUT/$name.out" | tee "$OUT/$name.json"
 }
 
+random() {  # random NAME COUNT SEED: COUNT random shapes, log-uniform over 256..2048
+  "$BIN" tune --random "$2" --range 256:2048 --seed "$3" --db "$OUT/$1.db" $COMMON > "$OUT/$1.out"
+  tail -n 1 "$OUT/$1.out" | tee "$OUT/$1.json"
+}
+
 tune quick quick
 tune small small
 tune small-pruned small --prune --prune-margin 0.25
+random random 64 11
+random test 48 7
+
+# Training data of the predictors: the small grid and the first random set.
+rm -f "$OUT/train.db" "$OUT/train.db-wal" "$OUT/train.db-shm"
+"$BIN" merge "$OUT/small.db" "$OUT/random.db" -o "$OUT/train.db" > /dev/null
+for db in quick small train; do "$BIN" calibrate --db "$OUT/$db.db"; done
 
 PLATFORM=$(sed -n 's/.*"platform":"\([0-9a-f]*\)".*/\1/p' "$OUT/small.json")
 "$BIN" export --db "$OUT/quick.db" --format table -o "data/tables/$PLATFORM-f32-t$THREADS-quick.table"
 "$BIN" export --db "$OUT/small.db" --format table -o "data/tables/$PLATFORM-f32-t$THREADS-small.table"
-"$BIN" db info --db "$OUT/small.db"
+"$BIN" export --db "$OUT/train.db" --format table -o "data/tables/$PLATFORM-f32-t$THREADS.table"
+"$BIN" db info --db "$OUT/train.db"
+
+echo
+echo "== predictors: built from the small grid + 64 random shapes, tested on 48 other random shapes"
+"$BIN" evaluate --db "$OUT/train.db" --test-db "$OUT/test.db" --threads $THREADS
+for seed in 1 2 3; do
+  echo
+  echo "== predictors: 20% of the training shapes held out (seed $seed)"
+  "$BIN" evaluate --db "$OUT/train.db" --holdout 0.2 --seed $seed --threads $THREADS
+done
 
 echo
 echo "== wall time of the small grid (seconds): exhaustive, then pruned"
@@ -47,10 +73,10 @@ sqlite3 -header -column "$OUT/small.db" "
 ATTACH '$OUT/small-pruned.db' AS pruned;
 SELECT e.m, e.n, e.k, e.k_layers || ',' || e.k_block_factor AS exhaustive,
        p.k_layers || ',' || p.k_block_factor AS pruned,
-       round((SELECT c.mean_s FROM main.config_times c JOIN main.shapes s ON s.id = c.shape_id
+       round((SELECT c.min_s FROM main.config_times c JOIN main.shapes s ON s.id = c.shape_id
               WHERE s.m = e.m AND s.n = e.n AND s.k = e.k AND c.dtype = e.dtype AND c.threads = e.threads
                 AND c.k_layers = p.k_layers AND c.k_block_factor = p.k_block_factor AND c.screening = 0)
-             / e.mean_s, 4) AS slowdown,
+             / e.min_s, 4) AS slowdown,
        EXISTS (SELECT 1 FROM pruned.measurements r JOIN pruned.shapes s ON s.id = r.shape_id
                WHERE s.m = e.m AND s.n = e.n AND s.k = e.k AND r.k_layers = e.k_layers
                  AND r.k_block_factor = e.k_block_factor AND r.screening = 0) AS survived
