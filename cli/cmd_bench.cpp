@@ -87,7 +87,7 @@ ConfigPicker answer_now(const std::vector<GemmShape>& shapes,
   return [configs](const GemmShape& shape) {
     for (const auto& [known, config] : *configs)
       if (known.m == shape.m && known.n == shape.n && known.k == shape.k) return config;
-    throw Error("no configuration was chosen for " + shape_label(shape));
+    throw Error("no configuration was chosen for " + to_string(shape));
   };
 }
 
@@ -115,7 +115,7 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
     }
     const Answer tuned = predictor.query(shape, options.dtype, options.threads);
     if (tuned.tier != Tier::exact)
-      throw Error("--config tuned: " + db + " has no tuned " + shape_label(shape) + " " +
+      throw Error("--config tuned: " + db + " has no tuned " + to_string(shape) + " " +
                   std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
                   " threads for this platform (tune it first, or use --config nn)");
     return SfcConfig{tuned.knobs.k_layers, tuned.knobs.k_block_factor};

@@ -128,10 +128,6 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
 
 }  // namespace
 
-std::string shape_label(const GemmShape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
 BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& options,
                       const ConfigPicker& picker, std::vector<std::unique_ptr<GemmPeer>> peers,
                       const Roofline& roofline) {
@@ -160,13 +156,13 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
   for (const GemmShape& shape : shapes) {
     const SfcConfig config = picker(shape);
     ShapeMeasurement m = measure_shape(shape, options, config, usable, roofline);
-    std::string line = shape_label(shape) + " (" + std::to_string(m.config.k_layers) + "," +
+    std::string line = to_string(shape) + " (" + std::to_string(m.config.k_layers) + "," +
                        std::to_string(m.config.k_block_factor) + "):";
     for (std::size_t i = 0; i < m.timings.size(); ++i)
       line += fmt::format(" {} {:.1f}", result.implementations[i], gflops(shape, m.timings[i], options.statistic));
     spdlog::info("{} GFLOP/s", line);
     if (m.max_error_ratio > 1) {
-      result.notes.push_back("SFC-CA's result for " + shape_label(shape) +
+      result.notes.push_back("SFC-CA's result for " + to_string(shape) +
                              " differs from a peer's beyond rounding (" +
                              fmt::format("{:.3g}", m.max_error_ratio) + "x the tolerance)");
       spdlog::error("{}", result.notes.back());
@@ -185,7 +181,7 @@ ConfigPicker quick_search_picker(const BenchOptions& options) {
   const ConfigSet configs = ConfigSet::parse(kSearchKnobs, kSearchKnobs);
   return [tuner, configs](const GemmShape& shape) {
     const TunedShape winner = tuner.tune(shape, configs).result;
-    spdlog::debug("quick search {}: best ({},{})", shape_label(shape), winner.k_layers,
+    spdlog::debug("quick search {}: best ({},{})", to_string(shape), winner.k_layers,
                   winner.k_block_factor);
     return SfcConfig{winner.k_layers, winner.k_block_factor};
   };

@@ -129,7 +129,7 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
     const GemmShape& shape = shapes[order[i]].shape;
     out << fmt::format("<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\">"
                        "{} ({:.0f})</text>\n",
-                       axes.x(i) + 3, kTop + kPlotHeight + 8, shape_label(shape),
+                       axes.x(i) + 3, kTop + kPlotHeight + 8, to_string(shape),
                        arithmetic_intensity(shape, context.dtype));
   }
   out << "</g>\n";

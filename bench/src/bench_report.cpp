@@ -59,7 +59,7 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   for (std::size_t s = 0; s < result.shapes.size(); ++s) {
     const ShapeMeasurement& m = result.shapes[s];
     noisy_shapes += noisy(m);
-    out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}", shape_label(m.shape), kShapeWidth,
+    out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}", to_string(m.shape), kShapeWidth,
                        arithmetic_intensity(m.shape, context.dtype), kNumberWidth,
                        m.roofline_gflops, kNumberWidth);
     for (const Timing& t : m.timings)
@@ -87,7 +87,7 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
                        *summary.ratio_vs_best_peer);
     out << fmt::format("lowest per-shape ratio to the best peer: {:.3f} ({})\n",
                        *summary.min_shape_ratio,
-                       shape_label(result.shapes[std::size_t(
+                       to_string(result.shapes[std::size_t(
                            worst - summary.shape_ratio_vs_best_peer.begin())].shape));
   } else {
     out << "no peer ran: nothing to compare SFC-CA with\n";

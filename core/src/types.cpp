@@ -1,4 +1,4 @@
-// Names of element types and layouts, as the CLI and the stores spell them.
+// Names of element types, layouts and shapes, as the CLI and the stores spell them.
 #include <string>
 
 #include "sfc/gemm.hpp"
@@ -21,6 +21,10 @@ std::string_view to_string(Layout layout) {
     case Layout::col_major: return "col";
   }
   return "?";
+}
+
+std::string to_string(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
 DType parse_dtype(std::string_view text) {

@@ -18,9 +18,8 @@ namespace {
 constexpr std::size_t predictor_count = all_predictors.size();
 
 std::string describe(const TunedShape& t) {
-  return std::to_string(t.shape.m) + "x" + std::to_string(t.shape.n) + "x" +
-         std::to_string(t.shape.k) + " " + std::string(to_string(t.dtype)) + " on " +
-         std::to_string(t.threads) + " threads";
+  return to_string(t.shape) + " " + std::string(to_string(t.dtype)) + " on " + std::to_string(t.threads) +
+         " threads";
 }
 
 // Linear interpolation between the closest ranks of sorted `v` (NumPy's default).

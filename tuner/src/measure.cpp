@@ -86,9 +86,8 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   const double half_memory = 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   const double one_set = double(a_count + b_count) * double(input_size(dt)) + double(c_count) * double(output_size(dt));
   if (one_set > half_memory)
-    throw Error("one set of inputs for " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                std::to_string(s.k) + " needs " + std::to_string(static_cast<long long>(one_set / (1 << 20))) +
-                " MiB, more than half of this machine's memory");
+    throw Error("one set of inputs for " + to_string(s) + " needs " +
+                std::to_string(static_cast<long long>(one_set / (1 << 20))) + " MiB, more than half of this machine's memory");
   a_bytes_ = round_up(a_count * input_size(dt));
   b_bytes_ = round_up(b_count * input_size(dt));
   c_bytes_ = round_up(c_count * output_size(dt));

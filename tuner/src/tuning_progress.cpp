@@ -11,8 +11,6 @@
 namespace sfc {
 namespace {
 
-std::string shape_name(const GemmShape& s) { return fmt::format("{}x{}x{}", s.m, s.n, s.k); }
-
 std::string duration(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
@@ -71,7 +69,7 @@ void TuningProgress::finish_shape(const std::optional<Winner>& winner) {
     return;
   }
   const double eta = eta_seconds();
-  spdlog::info("[{}/{}] {}: {} ({}{})", done_, grid_size_, shape_name(shape),
+  spdlog::info("[{}/{}] {}: {} ({}{})", done_, grid_size_, to_string(shape),
                winner ? best_text(shape, winner->k_layers, winner->k_block_factor, winner->min_s) : "no winner",
                duration(seconds), eta >= 0 ? "; ETA " + duration(eta) : "");
 }
@@ -124,7 +122,7 @@ void TuningProgress::draw(bool force) {
                                  grid_size_, eta >= 0 ? duration(eta) : "--");
   if (current_ < pending_.size()) {
     const GemmShape& shape = pending_[current_];
-    line += "  " + shape_name(shape);
+    line += "  " + to_string(shape);
     if (last_step_.total > 0)
       line += fmt::format("  {} {}/{}", last_step_.screening ? "screen" : "config", last_step_.done, last_step_.total);
     if (last_step_.best_k_layers > 0)

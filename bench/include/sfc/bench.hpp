@@ -58,8 +58,6 @@ struct BenchResult {
 // The name SFC-CA GEMM has in reports.
 inline constexpr const char* kSfcImplementation = "sfc-ca";
 
-// "MxNxK", as every report of the benchmark names a shape.
-std::string shape_label(const GemmShape& shape);
 
 // Times every shape with SFC-CA (configuration from `picker`) and each peer.
 // Peers without the dtype are dropped with a note. Throws sfc::Error for a

@@ -50,6 +50,7 @@ struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
+std::string to_string(const GemmShape& shape);  // "MxNxK", as every report names a shape
 
 struct BlockSizes {
   int bm = 0, bn = 0, bk = 0;  // 0: chosen by choose_blocks()
