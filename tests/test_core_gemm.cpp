@@ -71,36 +71,40 @@ TEST_CASE("thread counts 1, 2, 3 and all three layouts") {
           for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {3, 2}, {8, 8}}) check_case(c, dtype, threads, layout, kl, kbf);
 }
 
-TEST_CASE("gemm() runs in place on tight plain matrices the blocks divide, for every knob") {
+TEST_CASE("gemm() packs one operand of tight plain matrices the blocks divide, for every knob") {
   const Case exact{{64, 96, 128}, {32, 32, 16}};
   for (DType dtype : {DType::f32, DType::f64})
     for (Layout layout : {Layout::row_major, Layout::col_major})
       for (int kl = 1; kl <= 8; ++kl)
         for (int kbf = 1; kbf <= 8; ++kbf) check_case(exact, dtype, 2, layout, kl, kbf);
 
+  const GemmCopies all{true, true, true}, a_and_b{true, true, false};
   PlanRequest r;
   r.shape = exact.shape;
   r.blocks = exact.blocks;
   r.layout = Layout::row_major;
   const GemmPlan row(r);
-  CHECK(row.runs_in_place(Layout::row_major, 128, 96, 96));
-  CHECK_FALSE(row.runs_in_place(Layout::row_major, 130, 96, 96));  // padded A: packed
-  CHECK_FALSE(row.runs_in_place(Layout::row_major, 128, 96, 100)); // padded C: packed
-  CHECK_FALSE(row.runs_in_place(Layout::col_major, 64, 128, 64));  // not the plan's layout
-  CHECK_FALSE(row.runs_in_place(Layout::blocked, 128, 96, 96));
+  CHECK(row.copies(Layout::row_major, 128, 96, 96) == GemmCopies{false, true, false});  // B packed
+  CHECK(row.copies(Layout::row_major, 130, 96, 96) == a_and_b);  // padded A: packed too
+  CHECK(row.copies(Layout::row_major, 128, 100, 96) == GemmCopies{false, true, false});  // B is packed anyway
+  CHECK(row.copies(Layout::row_major, 128, 96, 100) == all);      // padded C: unpacked
+  CHECK(row.copies(Layout::col_major, 64, 128, 64) == all);       // not the plan's layout
+  CHECK(row.copies(Layout::blocked, 0, 0, 0) == GemmCopies{false, false, false});
   r.layout = Layout::col_major;
-  CHECK(GemmPlan(r).runs_in_place(Layout::col_major, 64, 128, 64));
-  r.shape = {67, 45, 517};  // ragged: the blocks pad, so gemm() packs
-  CHECK_FALSE(GemmPlan(r).runs_in_place(Layout::col_major, 67, 517, 67));
+  CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});  // A packed
+  r.shape = {64, 96, 130};  // K not divided: B must be packed (padded), C still in place
+  CHECK(GemmPlan(r).copies(Layout::col_major, 64, 130, 64) == a_and_b);
+  r.shape = {67, 45, 517};  // ragged: the blocks pad C, so everything is copied
+  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 67) == all);
   r.shape = exact.shape;
-  r.dtype = DType::bf16;  // A must be in VNNI pairs: always packed
+  r.dtype = DType::bf16;  // A in VNNI pairs; B and C could go in place, only C does
   try {
-    CHECK_FALSE(GemmPlan(r).runs_in_place(Layout::col_major, 64, 128, 64));
+    CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == a_and_b);
   } catch (const Error&) {  // no bf16 kernels on this CPU
   }
 }
 
-TEST_CASE("padded leading dimensions take the packing path and give the in-place result") {
+TEST_CASE("every copying path gives the same C") {
   PlanRequest r;
   r.shape = {64, 96, 128};
   r.blocks = {32, 32, 16};
@@ -114,21 +118,22 @@ TEST_CASE("padded leading dimensions take the packing path and give the in-place
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 7) - 3) / 4;
   for (int i = 0; i < 64; ++i) std::copy_n(&a[i * lda], 128, &tight_a[i * 128]);
   for (int i = 0; i < 128; ++i) std::copy_n(&b[i * ldb], 96, &tight_b[i * 96]);
-  std::vector<float> c(64 * ldc, -1), tight_c(64 * 96, -1);
-  REQUIRE_FALSE(plan.runs_in_place(Layout::row_major, lda, ldb, ldc));
-  REQUIRE(plan.runs_in_place(Layout::row_major, 128, 96, 96));
-  plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, c.data(), ldc);
-  plan.gemm(Layout::row_major, tight_a.data(), 128, tight_b.data(), 96, tight_c.data(), 96);
   // Small integers over powers of two: every partial sum is exact, so any
   // summation order gives the same bits.
+  std::vector<float> one(64 * 96, -1);  // only B packed
+  REQUIRE(plan.copies(Layout::row_major, 128, 96, 96) == GemmCopies{false, true, false});
+  plan.gemm(Layout::row_major, tight_a.data(), 128, tight_b.data(), 96, one.data(), 96);
+  std::vector<float> two(64 * 96, -1);  // A and B packed
+  REQUIRE(plan.copies(Layout::row_major, lda, ldb, 96) == GemmCopies{true, true, false});
+  plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, two.data(), 96);
+  CHECK(two == one);
+  std::vector<float> three(64 * ldc, -1);  // everything copied
+  REQUIRE(plan.copies(Layout::row_major, lda, ldb, ldc) == GemmCopies{true, true, true});
+  plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, three.data(), ldc);
   for (int i = 0; i < 64; ++i)
-    for (int j = 0; j < 96; ++j) REQUIRE(c[i * ldc + j] == tight_c[i * 96 + j]);
+    for (int j = 0; j < 96; ++j) REQUIRE(three[i * ldc + j] == one[i * 96 + j]);
   for (int i = 0; i < 64; ++i)
-    for (int j = 96; j < ldc; ++j) REQUIRE(c[i * ldc + j] == -1);  // the padding is left alone
-  // Padded A and B but a tight C: A and B are packed, C is written in place.
-  std::vector<float> c_tight_only(64 * 96, -1);
-  plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, c_tight_only.data(), 96);
-  CHECK(c_tight_only == tight_c);
+    for (int j = 96; j < ldc; ++j) REQUIRE(three[i * ldc + j] == -1);  // the padding is left alone
 }
 
 TEST_CASE("more threads than tasks still computes every tile") {

@@ -180,31 +180,32 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
                       .c_copy = std::int64_t(p.c_elements())};
   const bool ok = dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(bk),
                                    libxsmm_blasint(bm));
-  // In place on tight column-major matrices (the loop's problem; a row-major
-  // plan's is the transpose): A is m x k, B k x n, C m x n. Only with short
-  // leading dimensions (m and k of at most 2 KiB): a block's columns lie a
-  // leading dimension apart, and at a large power of two they all fall into
-  // the same few cache sets. Measured here (row-major, fp32, 2 threads, the
-  // small grid, best of 3 x 10 runs each): in place ran 0.99-1.12x packing
-  // (median 1.05) where both are <= 512 floats, and 0.60-1.02x (median 0.80)
-  // where either is 1024 or 2048.
+  // Plain matrices in place, in the loop's column-major terms (a row-major
+  // plan's problem is the transpose): A is m x k, B k x n, C m x n. A is what
+  // the kernel re-reads (once per group of C columns), so it stays packed: a
+  // block's columns in a plain matrix lie a leading dimension apart, and at a
+  // power of two they share a few cache sets (A in place as well lost up to
+  // 0.6x on 1024/2048-wide operands). B is streamed by broadcasts, a few
+  // columns at a time, and C is touched once per round, so both are fine in
+  // place. Measured (row-major fp32, 2 threads, small grid, best of 3 x 10
+  // runs): B and C in place ran 0.95-1.53x packing A and B (median 1.06;
+  // 256x256x2048: 1.23x); C in place saved the unpacking pass (2048x2048x256:
+  // 346 -> 389 GFLOP/s).
   const GemmShape& s = p.shape;
-  const std::int64_t short_ld = 2048 / std::int64_t(input_size(p.dtype));
-  if (plain && p.dtype != DType::bf16 && s.m % bm == 0 && s.n % bn == 0 && s.k % bk == 0 && s.m <= short_ld &&
-      s.k <= short_ld) {
-    p.direct_map.at = {.a_row_block = bm, .a_k_block = bk * s.m, .b_col_block = bn * s.k, .b_k_block = bk,
-                       .c_row_block = bm, .c_col_block = bn * s.m, .c_column = s.m, .c_copy = s.m * s.n};
-    dispatch_kernels(p, p.direct_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k), libxsmm_blasint(s.m));
-  }
-  // Otherwise A and B are packed, and C written in place where its blocks
-  // divide it: no pass over C after the loop (2048 x 2048 x 256: 346 -> 389 GFLOP/s).
   if (plain && s.m % bm == 0 && s.n % bn == 0) {
-    p.packed_ab_map.at = p.blocked_map.at;
-    p.packed_ab_map.at.c_row_block = bm;
-    p.packed_ab_map.at.c_col_block = bn * s.m;
-    p.packed_ab_map.at.c_column = s.m;
-    p.packed_ab_map.at.c_copy = s.m * s.n;
-    dispatch_kernels(p, p.packed_ab_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(s.m));
+    Addressing c_in_place = p.blocked_map.at;
+    c_in_place.c_row_block = bm;
+    c_in_place.c_col_block = bn * s.m;
+    c_in_place.c_column = s.m;
+    c_in_place.c_copy = s.m * s.n;
+    p.c_in_place_map.at = c_in_place;
+    dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(s.m));
+    if (p.dtype != DType::bf16 && s.k % bk == 0) {  // bf16: keep to the tested VNNI path
+      p.b_in_place_map.at = c_in_place;
+      p.b_in_place_map.at.b_col_block = bn * s.k;
+      p.b_in_place_map.at.b_k_block = bk;
+      dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m));
+    }
   }
   if (!ok)
     throw Error(std::string(to_string(p.dtype)) + " GEMM is not supported on this CPU: LIBXSMM " +
@@ -273,13 +274,21 @@ void run(const GemmPlan::Impl& p, const OperandMap& map, const void* a, const vo
 
 void GemmPlan::execute(const void* a, const void* b, void* c) const { run(*impl_, impl_->blocked_map, a, b, c); }
 
-// The direct kernels were built for the plan's own layout and tight leading dimensions.
-bool GemmPlan::runs_in_place(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const {
+// The in-place kernels were built for the plan's own layout and tight leading
+// dimensions. In the loop's terms B and C go in place; a row-major plan's loop
+// B is the caller's A, and its loop A the caller's B.
+GemmCopies GemmPlan::copies(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const {
   const Impl& p = *impl_;
+  if (layout == Layout::blocked) return {false, false, false};  // execute() on the caller's blocks
   const GemmShape& u = p.user_shape;
   const bool row = layout == Layout::row_major;
-  return p.direct_map.ready && layout != Layout::blocked && row == p.transposed && lda == (row ? u.k : u.m) &&
-         ldb == (row ? u.n : u.k) && ldc == (row ? u.n : u.m);
+  const bool own = row == p.transposed;
+  const bool tight_c = own && ldc == (row ? u.n : u.m);
+  const bool tight_loop_b = row ? lda == u.k : ldb == u.k;
+  if (tight_c && tight_loop_b && p.b_in_place_map.ready)
+    return row ? GemmCopies{false, true, false} : GemmCopies{true, false, false};
+  if (tight_c && p.c_in_place_map.ready) return {true, true, false};
+  return {true, true, true};
 }
 
 void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b,
@@ -289,13 +298,13 @@ void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* 
   if (!p.a_packed.data())
     throw Error("this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
                 "on plain matrices");
-  if (runs_in_place(layout, lda, ldb, ldc)) return run(p, p.direct_map, a, b, c);
-  pack_a(layout, a, lda, p.a_packed.data());
-  pack_b(layout, b, ldb, p.b_packed.data());
-  const bool row = layout == Layout::row_major;
-  if (p.packed_ab_map.ready && row == p.transposed && ldc == (row ? p.user_shape.n : p.user_shape.m))
-    return run(p, p.packed_ab_map, p.a_packed.data(), p.b_packed.data(), c);
-  execute(p.a_packed.data(), p.b_packed.data(), p.c_packed.data());
+  const GemmCopies copy = copies(layout, lda, ldb, ldc);
+  if (copy.a) pack_a(layout, a, lda, p.a_packed.data());
+  if (copy.b) pack_b(layout, b, ldb, p.b_packed.data());
+  const void* a_used = copy.a ? p.a_packed.data() : a;
+  const void* b_used = copy.b ? p.b_packed.data() : b;
+  if (!copy.c) return run(p, copy.a && copy.b ? p.c_in_place_map : p.b_in_place_map, a_used, b_used, c);
+  execute(a_used, b_used, p.c_packed.data());
   unpack_c(p.c_packed.data(), layout, c, ldc);
 }
 

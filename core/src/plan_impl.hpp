@@ -66,14 +66,13 @@ struct GemmPlan::Impl {
   std::vector<KSlice> slices;   // [round * layers + layer]
 
   OperandMap blocked_map;
-  // gemm() on plain matrices whose blocks tile them exactly (no padding) and
-  // whose leading dimensions are tight runs the loop on them in place: no
-  // packing, no unpacking (fp32/fp64 only: bf16 A must be in VNNI pairs).
-  // Not ready otherwise; gemm() then packs.
-  OperandMap direct_map;
-  // gemm() with packed A and B but C written in place (its blocks divide M and
-  // N, ldc is tight): no unpacking pass over C.
-  OperandMap packed_ab_map;
+  // gemm() on plain matrices, when the blocks divide them and the leading
+  // dimensions are tight (the kernels are built for those): only A is packed,
+  // B is read and C written in place (a_in_place_map: blocks divide m, n, k;
+  // fp32/fp64), or A and B are packed and C written in place (c_in_place_map:
+  // blocks divide m and n). Not ready otherwise; gemm() then packs all three.
+  OperandMap b_in_place_map;
+  OperandMap c_in_place_map;
 
   AlignedBuffer scratch;                  // C copies of layers 1..layers-1
   AlignedBuffer a_packed, b_packed, c_packed;  // gemm()'s buffers (plain layouts only)

@@ -52,6 +52,13 @@ struct GemmShape {
 };
 std::string to_string(const GemmShape& shape);  // "MxNxK", as every report names a shape
 
+// Which of the caller's matrices GemmPlan::gemm() copies (A, B into the
+// blocked layout; C out of it); the others it reads or writes in place.
+struct GemmCopies {
+  bool a = true, b = true, c = true;
+  bool operator==(const GemmCopies&) const = default;
+};
+
 struct BlockSizes {
   int bm = 0, bn = 0, bk = 0;  // 0: chosen by choose_blocks()
 };
@@ -105,19 +112,18 @@ class GemmPlan {
   void pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const;
   void unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const;
 
-  // BLAS-like entry: C = A * B, C overwritten. Packs A and B, executes, unpacks
-  // C -- unless runs_in_place(): then the loop reads A and B and writes C where
-  // they are, with kernels built for their leading dimensions. Between the two,
-  // when the blocks divide M and N and ldc is tight, A and B are packed and C
-  // is written in place.
+  // BLAS-like entry: C = A * B, C overwritten. Copies into the blocked layout
+  // only what copies() says; the rest is read or written where it is.
   void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
             void* c, std::int64_t ldc) const;
-  // True when gemm() with these arguments needs no packing: fp32 or fp64, the
-  // plan's own (plain) layout, blocks that divide M, N and K, tight leading
-  // dimensions (row-major: lda = K, ldb = ldc = N; column-major: lda = ldc = M,
-  // ldb = K), and short leading dimensions (at most 2 KiB; core/src/plan.cpp
-  // says why).
-  bool runs_in_place(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const;
+  // What gemm() with these arguments copies. Everything, unless the call is in
+  // the plan's own (plain) layout with a tight ldc and blocks that divide M and
+  // N: then C is written in place; if moreover the blocks divide K, the dtype
+  // is fp32 or fp64 and the other operand is tight, only one operand is packed
+  // (row-major: B, with lda = K; column-major: A, with ldb = K). Tight means
+  // row-major lda = K, ldb = ldc = N; column-major lda = ldc = M, ldb = K.
+  // With Layout::blocked, nothing (gemm() is execute()).
+  GemmCopies copies(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const;
 
   struct Impl;
 
