@@ -20,14 +20,11 @@ constexpr int kScreenWarmup = 1, kScreenReps = 1;
 struct Knowledge {
   std::uint64_t full = 0;  // has a full measurement
   std::uint64_t any = 0;   // has any measurement
-  // Per configuration: the screening time (the fastest of its screens), or its
-  // full time (the fastest of its full repetitions) when it was never
-  // screened; NaN when unknown. Pruning compares these.
-  std::array<double, kConfigCount> reference;
+  // Per configuration: the fastest of its screening runs and of its full
+  // repetitions; +infinity when it has none.
   std::array<double, kConfigCount> screen_min, full_min;
 
   explicit Knowledge(std::span<const Measurement> measurements) {
-    reference.fill(NAN);
     screen_min.fill(INFINITY);
     full_min.fill(INFINITY);
     for (const Measurement& m : measurements) add(m);
@@ -40,16 +37,21 @@ struct Knowledge {
     double& fastest = (m.screening ? screen_min : full_min)[i];
     fastest = std::fmin(fastest, m.min_s);
     if (!m.screening) full |= bit;
-    reference[i] = std::isfinite(screen_min[i]) ? screen_min[i] : full_min[i];
   }
+
+  // What pruning compares: the screening time, or the full time of a
+  // configuration that was never screened; +infinity when unknown.
+  double reference(int i) const { return std::isfinite(screen_min[i]) ? screen_min[i] : full_min[i]; }
 
   // Configurations of `configs` within (1 + margin) of the best reference time.
   std::uint64_t survivors(const ConfigSet& configs, double margin) const {
     double best = INFINITY;
-    for (auto [kl, kbf] : configs.pairs()) best = std::fmin(best, reference[config_index(kl, kbf)]);
+    for (auto [kl, kbf] : configs.pairs()) best = std::fmin(best, reference(config_index(kl, kbf)));
     std::uint64_t out = 0;
-    for (auto [kl, kbf] : configs.pairs())
-      if (reference[config_index(kl, kbf)] <= (1 + margin) * best) out |= std::uint64_t{1} << config_index(kl, kbf);
+    for (auto [kl, kbf] : configs.pairs()) {
+      const double r = reference(config_index(kl, kbf));  // an unmeasured one never survives
+      if (std::isfinite(r) && r <= (1 + margin) * best) out |= std::uint64_t{1} << config_index(kl, kbf);
+    }
     return out;
   }
 };
