@@ -106,14 +106,26 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
       return SfcConfig{knobs.k_layers, knobs.k_block_factor};
     });
   }
-  // "tuned": the shape's own winner; "nn": the nearest tuned shape's.
+  // "tuned": the shape's own winner; "nn": the nearest tuned shape's. Both
+  // from the shapes tuned through the benchmark's layout, or the blocked
+  // layout's where the tables have none of that layout.
+  const bool own_layout = std::any_of(tables.begin(), tables.end(), [&](const TuningTable& t) {
+    return std::any_of(t.shapes.begin(), t.shapes.end(), [&](const TunedShape& s) {
+      return s.layout == options.layout && s.dtype == options.dtype && s.threads == options.threads;
+    });
+  });
+  if (!own_layout && options.layout != Layout::blocked)
+    spdlog::warn("--config {}: {} has no shapes tuned through the {} layout; using the blocked layout's winners "
+                 "(tune with --layout {} for this entry's own)",
+                 choice.source, db, to_string(options.layout), to_string(options.layout));
   const ConfigPredictor predictor(tables);
   return answer_now(shapes, [&](const GemmShape& shape) {
     if (choice.source == "nn") {
-      const Knobs knobs = predictor.predict(Predictor::nearest, shape, options.dtype, options.threads);
+      const Knobs knobs =
+          predictor.predict(Predictor::nearest, shape, options.dtype, options.threads, options.layout);
       return SfcConfig{knobs.k_layers, knobs.k_block_factor};
     }
-    const Answer tuned = predictor.query(shape, options.dtype, options.threads);
+    const Answer tuned = predictor.query(shape, options.dtype, options.threads, options.layout);
     if (tuned.tier != Tier::exact)
       throw Error("--config tuned: " + db + " has no tuned " + to_string(shape) + " " +
                   std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +

@@ -48,26 +48,31 @@ sfcconf_dtype c_dtype(DType d) {
 
 struct QueryOptions {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string db = "sfc-tune.db", table, platform, dtype = "f32";
+  std::string db = "sfc-tune.db", table, platform, dtype = "f32", layout = "blocked";
   int threads = 0;
   bool json = false;
 };
 
+sfcconf_layout c_layout(Layout layout) {
+  return layout == Layout::blocked ? SFCCONF_BLOCKED : layout == Layout::row_major ? SFCCONF_ROW_MAJOR : SFCCONF_COL_MAJOR;
+}
+
 void run_query(const QueryOptions& o) {
   const DType dtype = parse_dtype(o.dtype);
+  const Layout layout = parse_layout(o.layout);
   const int threads = o.threads > 0 ? o.threads : default_threads();
   const std::string& path = o.table.empty() ? o.db : o.table;
   sfcconf_answer a;
   try {
     const sfcconf::TunedConfigs configs(path, o.platform);
-    a = configs.query(o.m, o.n, o.k, c_dtype(dtype), threads);
+    a = configs.query(o.m, o.n, o.k, c_dtype(dtype), threads, c_layout(layout));
   } catch (const sfcconf::Error& e) {
     throw Error(e.what());  // a one-line message, exit code 2
   }
   const std::string tier = sfcconf_tier_name(a.tier);
-  std::printf("%lldx%lldx%lld %s on %d threads: k_layers=%d k_block_factor=%d (tier %s",
-              (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, a.k_layers,
-              a.k_block_factor, tier.c_str());
+  std::printf("%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s",
+              (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, o.layout.c_str(),
+              a.k_layers, a.k_block_factor, tier.c_str());
   if (std::isfinite(a.distance))
     std::printf(", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n",
                 (long long)a.nearest_m, (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
@@ -79,6 +84,7 @@ void run_query(const QueryOptions& o) {
                       {"k", o.k},
                       {"dtype", o.dtype},
                       {"threads", threads},
+                      {"layout", o.layout},
                       {"k_layers", a.k_layers},
                       {"k_block_factor", a.k_block_factor},
                       {"tier", tier},
@@ -122,7 +128,7 @@ void run_calibrate(const CalibrateOptions& o) {
 // ---- evaluate --------------------------------------------------------------
 
 struct EvaluateOptions {
-  std::string db, test_db, test_shapes, platform, dtype = "f32", policy_rule = "auto";
+  std::string db, test_db, test_shapes, platform, dtype = "f32", layout = "blocked", policy_rule = "auto";
   std::optional<double> holdout;
   std::uint64_t seed = 1;
   int threads = 0, warmup = 1, reps = 5;
@@ -131,11 +137,11 @@ struct EvaluateOptions {
 };
 
 std::vector<TunedShape> shapes_of(const std::vector<TuningTable>& tables, DType dtype,
-                                  int threads) {
+                                  int threads, Layout layout) {
   std::vector<TunedShape> shapes;
   for (const TuningTable& t : tables)
     for (const TunedShape& s : t.shapes)
-      if (s.dtype == dtype && s.threads == threads) shapes.push_back(s);
+      if (s.dtype == dtype && s.threads == threads && s.layout == layout) shapes.push_back(s);
   return shapes;
 }
 
@@ -145,7 +151,8 @@ std::vector<TunedShape> shapes_from_file(const std::string& path,
                                          const std::vector<TuningTable>& tables,
                                          const Tuner& tuner) {
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> tuned;
-  for (const TunedShape& s : shapes_of(tables, tuner.options().dtype, tuner.options().threads))
+  for (const TunedShape& s :
+       shapes_of(tables, tuner.options().dtype, tuner.options().threads, tuner.options().layout))
     tuned.emplace(std::tuple{s.shape.m, s.shape.n, s.shape.k}, s);
   std::vector<TunedShape> tests;
   const ShapeGrid grid = ShapeGrid::load(path);
@@ -226,19 +233,20 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
 void run_evaluate(const EvaluateOptions& o) {
   const DType dtype = parse_dtype(o.dtype);
   const int threads = o.threads > 0 ? o.threads : default_threads();
-  const Tuner tuner({.dtype = dtype, .threads = threads, .warmup = o.warmup, .reps = o.reps});
+  const Layout layout = parse_layout(o.layout);
+  const Tuner tuner({.dtype = dtype, .threads = threads, .warmup = o.warmup, .reps = o.reps, .layout = layout});
   std::vector<TuningTable> tables = load_tuning_tables(o.db, o.platform);
 
   HeldOut split;
   if (o.holdout) {
-    split = hold_out(std::move(tables), dtype, threads, *o.holdout, o.seed);
+    split = hold_out(std::move(tables), dtype, threads, layout, *o.holdout, o.seed);
   } else {
     std::vector<TunedShape> tests =
         o.test_db.empty() ? shapes_from_file(o.test_shapes, tables, tuner)
-                          : shapes_of(load_tuning_tables(o.test_db, o.platform), dtype, threads);
+                          : shapes_of(load_tuning_tables(o.test_db, o.platform), dtype, threads, layout);
     if (tests.empty())
-      throw Error("no tuned " + o.dtype + " shapes on " + std::to_string(threads) + " threads in " +
-                  o.test_db);
+      throw Error("no tuned " + o.dtype + " shapes on " + std::to_string(threads) + " threads (" + o.layout +
+                  " layout) in " + o.test_db);
     split = exclude_tests(std::move(tables), std::move(tests));
   }
   spdlog::info("evaluating on {} test shapes, predictors built from the rest", split.tests.size());
@@ -247,15 +255,15 @@ void run_evaluate(const EvaluateOptions& o) {
                         : o.policy_rule == "vote"  ? NeighbourRule::vote
                                                    : NeighbourRule::automatic;
   const ConfigPredictor predictor(split.training, options);
-  const ConfigTimer timer = [&](const GemmShape& shape, DType, int, Knobs k) {
+  const ConfigTimer timer = [&](const GemmShape& shape, DType, int, Layout, Knobs k) {
     spdlog::info("timing k_layers={} k_block_factor={} on {}x{}x{} (not measured)", k.k_layers,
                  k.k_block_factor, shape.m, shape.n, shape.k);
     const auto kl = std::to_string(k.k_layers), kbf = std::to_string(k.k_block_factor);
     return double(tuner.tune(shape, ConfigSet::parse(kl, kbf))
                       .result.seconds[config_index(k.k_layers, k.k_block_factor)]);
   };
-  const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads))),
-                            predictor.policy_max_distance(dtype, threads),
+  const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads, layout))),
+                            predictor.policy_max_distance(dtype, threads, layout),
                             predictor.l2_fraction(threads)};
   print_report(evaluate_regret(predictor, std::move(split.tests), timer), policy, o);
 }
@@ -278,6 +286,10 @@ void add_predict_commands(CLI::App& app) {
       ->capture_default_str();
   query->add_option("--threads", q->threads, "Threads the GEMM runs with (default: all cores)")
       ->check(CLI::Range(1, 4096));
+  query->add_option("--layout", q->layout,
+                    "How the GEMM is called: blocked, or row/col (plain matrices; tuned on their own)")
+      ->check(CLI::IsMember({"blocked", "row", "col"}))
+      ->capture_default_str();
   query->add_flag("--json", q->json, "Print one JSON object as the last line of stdout");
   query->callback([q] { run_query(*q); });
 
@@ -311,6 +323,9 @@ void add_predict_commands(CLI::App& app) {
       ->capture_default_str();
   ev->add_option("--threads", e->threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 4096));
+  ev->add_option("--layout", e->layout, "The layout whose tuned shapes are evaluated: blocked, row or col")
+      ->check(CLI::IsMember({"blocked", "row", "col"}))
+      ->capture_default_str();
   ev->add_option("--max-distance", e->predictor.max_distance,
                  "log2 distance within which the policy takes a neighbour's answer (default: "
                  "chosen from the tuned shapes, leaving each out in turn)")

@@ -72,7 +72,7 @@ void print_json(const json& summary) { std::printf("%s\n", summary.dump().c_str(
 // ---- tune ---------------------------------------------------------------
 
 struct TuneArgs {
-  std::string grid, shapes_file, range = "128:8192", db = kDefaultDb, dtype = "f32";
+  std::string grid, shapes_file, range = "128:8192", db = kDefaultDb, dtype = "f32", layout = "blocked";
   std::string k_layers = "1:8", k_block_factors = "1:8", shard;
   int random = 0, threads = 0, warmup = 2, reps = 10;
   std::uint64_t seed = 1;
@@ -97,7 +97,8 @@ void run_tune(const TuneArgs& a) {
                                   .threads = 0,
                                   .warmup = a.warmup,
                                   .reps = a.reps,
-                                  .prune_margin = a.prune ? a.prune_margin : -1},
+                                  .prune_margin = a.prune ? a.prune_margin : -1,
+                                  .layout = parse_layout(a.layout)},
                          .configs = ConfigSet::parse(a.k_layers, a.k_block_factors),
                          .force = a.force,
                          .progress = a.quiet ? ProgressStyle::quiet : ProgressStyle::automatic};
@@ -112,10 +113,10 @@ void run_tune(const TuneArgs& a) {
   }
 
   std::printf("%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
-              "(platform %s, %s, %d threads%s)\n",
+              "(platform %s, %s, %d threads, %s layout%s)\n",
               a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
               static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
-              a.dtype.c_str(), platform.threads, a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
+              a.dtype.c_str(), platform.threads, a.layout.c_str(), a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
   if (summary.interrupted)
     spdlog::warn("interrupted: every finished shape and the measurements of the current one are committed; "
                  "run the same command again to measure only what is missing");
@@ -125,6 +126,7 @@ void run_tune(const TuneArgs& a) {
                 {"platform", summary.platform_hash},
                 {"dtype", a.dtype},
                 {"threads", platform.threads},
+                {"layout", a.layout},
                 {"shard", shard.to_string()},
                 {"shapes", summary.shapes},
                 {"already_done", summary.already_done},
@@ -151,7 +153,12 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--warmup", a->warmup, "Untimed runs before the timed ones")->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--reps", a->reps, "Timed runs per configuration (their mean is its time)")
+  cmd->add_option("--layout", a->layout,
+                  "Entry to time: blocked (execute() on the native layout) or row/col (gemm() on plain "
+                  "matrices, packing included); each has its own winners")
+      ->check(CLI::IsMember({"blocked", "row", "col"}))
+      ->capture_default_str();
+  cmd->add_option("--reps", a->reps, "Timed runs per configuration (their fastest is its time)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")->capture_default_str();
   cmd->add_option("--k-block-factors", a->k_block_factors, "k_block_factor values to search")->capture_default_str();
@@ -272,8 +279,9 @@ void run_info(const InfoArgs& a) {
                   c["gamma_gflops_per_core"].get<double>(), c["beta_gbytes_per_s"].get<double>(),
                   c["measured_at"].get<std::string>().c_str());
     for (const json& r : p["results"])
-      std::printf("  %s, %d threads: %lld shapes (%lld with a winner), %lld measurements\n",
-                  r["dtype"].get<std::string>().c_str(), r["threads"].get<int>(), r["shapes"].get<long long>(),
+      std::printf("  %s, %d threads, %s layout: %lld shapes (%lld with a winner), %lld measurements\n",
+                  r["dtype"].get<std::string>().c_str(), r["threads"].get<int>(),
+                  r["layout"].get<std::string>().c_str(), r["shapes"].get<long long>(),
                   r["tuned_shapes"].get<long long>(), r["measurements"].get<long long>());
   }
   if (a.json) {

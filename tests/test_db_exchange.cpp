@@ -35,7 +35,9 @@ void fill(TuningStore& store) {
                                                                                                     std::to_string(s) + ".5Z",
                                    kl == 2 && kbf == 3));
   store.record(a.hash(), rows);
-  store.record(b.hash(), std::vector<Measurement>{sample_measurement({64, 64, 64}, 8, 8, 1.0 / 3.0, "t")});
+  Measurement row = sample_measurement({64, 64, 64}, 8, 8, 1.0 / 3.0, "t");
+  row.layout = sfc::Layout::row_major;
+  store.record(b.hash(), std::vector<Measurement>{row});
 }
 
 void export_to(const TuningStore& store, ExportFormat format, const std::string& path, bool all = true) {
@@ -76,6 +78,7 @@ TEST_CASE("exchange: csv and json exports made with --all import back without lo
         CHECK(a[i].screening == b[i].screening);
         CHECK(a[i].measured_at == b[i].measured_at);
         CHECK(a[i].blocks.bn == b[i].blocks.bn);
+        CHECK(a[i].layout == b[i].layout);
       }
       CHECK(original.calibration(p.hash()).beta_gbytes_per_s == copy.calibration(p.hash()).beta_gbytes_per_s);
       CHECK(original.calibration_time(p.hash()) == copy.calibration_time(p.hash()));
@@ -88,6 +91,29 @@ TEST_CASE("exchange: csv and json exports made with --all import back without lo
     CHECK(sfc::import_results(copy, dir.file("first")).duplicates == 19);
     CHECK(copy.measurements(sfc::test::sample_platform(2).hash()).size() == 18);
   }
+}
+
+TEST_CASE("exchange: a version 1 csv export, without layouts, imports as blocked") {
+  TempDir dir("exchange");
+  TuningStore original(dir.file("a.db"), Mode::create);
+  const sfc::Platform p = sfc::test::sample_platform(2);
+  original.upsert_platform(p);
+  original.record(p.hash(), std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-3, "t1"),
+                                                     sample_measurement({64, 64, 64}, 2, 1, 2e-3, "t2")});
+  export_to(original, ExportFormat::csv, dir.file("v2.csv"));
+  std::string text = slurp(dir.file("v2.csv"));
+  // Version 1 had no layout column.
+  for (const std::string from : {",layout,", ",blocked,", ",blocked,"}) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), ",");
+  }
+  CHECK(text.find("blocked") == std::string::npos);
+  sfc::test::write_file(dir.file("v1.csv"), text);
+  TuningStore copy(dir.file("b.db"), Mode::create);
+  CHECK(sfc::import_results(copy, dir.file("v1.csv")).measurements == 2);
+  for (const Measurement& m : copy.measurements(p.hash())) CHECK(m.layout == sfc::Layout::blocked);
+  CHECK(copy.winner(p.hash(), {64, 64, 64}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 1);
 }
 
 TEST_CASE("exchange: winners-only exports, tables and damaged files are refused, the store unchanged") {
@@ -174,11 +200,11 @@ TEST_CASE("merge: measurements of both runs are kept and the winner recomputed; 
   CHECK(out.platforms().size() == 2);
   CHECK(out.measurements(p.hash()).size() == 4);
   // Pooled: (1,1) = 3e-3, (2,2) = 1.75e-3, so the merged winner is (2,2).
-  const std::optional<sfc::Winner> w = out.winner(p.hash(), shape, sfc::DType::f32, 2);
+  const std::optional<sfc::Winner> w = out.winner(p.hash(), shape, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(w);
   CHECK(w->k_layers == 2);
   CHECK(w->mean_s == doctest::Approx(1.75e-3));
-  CHECK(out.winner(q.hash(), shape, sfc::DType::f32, 2)->k_layers == 4);
+  CHECK(out.winner(q.hash(), shape, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 4);
   CHECK(out.calibration(p.hash()).gamma_gflops_per_core == 200);  // the newer one
   sfc::merge_results(out, run1);
   CHECK(out.calibration(p.hash()).gamma_gflops_per_core == 200);  // an older one does not replace it

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "schema.hpp"  // db/src: builds old databases for the migration test
 #include "sfc/error.hpp"
 #include "sfc/tuning_store.hpp"
+#include "sqlite.hpp"
 #include "test_db_support.hpp"
 
 using sfc::Measurement;
@@ -65,7 +67,7 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
   REQUIRE(store.platforms().size() == 1);
   CHECK(store.platforms()[0].hash() == hash);
   CHECK(store.platforms()[0].cpu_model == platform.cpu_model);
-  const std::vector<Measurement> back = store.measurements(hash, sfc::DType::f32, 2);
+  const std::vector<Measurement> back = store.measurements(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(back.size() == rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     CAPTURE(i);
@@ -85,9 +87,10 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
     CHECK(b.screening == a.screening);
     CHECK(b.measured_at == a.measured_at);
   }
-  CHECK(store.measurements(hash, sfc::DType::f64, 2).empty());
-  CHECK(store.measurements(hash, shape, sfc::DType::f32, 2).size() == 3);
-  CHECK(store.measurements(hash, sfc::GemmShape{1, 2, 3}, sfc::DType::f32, 2).empty());
+  CHECK(store.measurements(hash, sfc::DType::f64, 2, sfc::Layout::blocked).empty());
+  CHECK(store.measurements(hash, sfc::DType::f32, 2, sfc::Layout::row_major).empty());
+  CHECK(store.measurements(hash, shape, sfc::DType::f32, 2, sfc::Layout::blocked).size() == 3);
+  CHECK(store.measurements(hash, sfc::GemmShape{1, 2, 3}, sfc::DType::f32, 2, sfc::Layout::blocked).empty());
 }
 
 TEST_CASE("store: winners are the fastest run over repeated measurements, screening ones excluded") {
@@ -104,7 +107,7 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
                          sample_measurement(a, 1, 2, 2.5e-3, "t3"), sample_measurement(a, 4, 4, 1e-3, "t4", true),
                          // b: a tie goes to the fewer copies of C.
                          sample_measurement(b, 2, 1, 1e-3, "t5"), sample_measurement(b, 1, 3, 1e-3, "t6")});
-  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2);
+  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(winners.size() == 2);
   CHECK(winners[0].shape.m == 512);
   CHECK(winners[0].k_layers == 1);
@@ -115,7 +118,7 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
   CHECK(winners[1].k_layers == 1);
   CHECK(winners[1].k_block_factor == 3);
 
-  const sfc::TuningTable table = store.table(hash, sfc::DType::f32, 2);
+  const sfc::TuningTable table = store.table(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(table.shapes.size() == 2);
   const sfc::TunedShape& t = table.shapes[0];
   CHECK(t.seconds[sfc::config_index(1, 1)] == doctest::Approx(1.75e-3));
@@ -133,28 +136,44 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
   CHECK(groups[0].measurements == 6);
 }
 
-TEST_CASE("store: a version 1 database, whose winners were chosen by mean, is migrated to the min rule") {
+TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, migrates to the current schema") {
   TempDir dir("store");
   const std::string path = dir.file("v1.db"), hash = sfc::test::sample_platform().hash();
-  const sfc::GemmShape a{512, 512, 512};
   {
-    TuningStore store(path, Mode::create);
-    store.upsert_platform(sfc::test::sample_platform());
-    // (1,1): mean 3e-3, fastest 1.75e-3; (1,2): mean 2.5e-3, fastest 2.1875e-3.
-    store.record(hash, std::vector<Measurement>{sample_measurement(a, 1, 1, 2e-3, "t1"),
-                                                sample_measurement(a, 1, 1, 4e-3, "t2"),
-                                                sample_measurement(a, 1, 2, 2.5e-3, "t3")});
+    sfc::sqlite::Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    sfc::schema::migrate(db, 1);
   }
-  // What version 1 stored: the mean rule's winner, (1,2).
-  raw_sql(path, "UPDATE winning_configs SET k_block_factor = 2, mean_s = 2.5e-3, min_s = 2.1875e-3; "
-                "PRAGMA user_version = 1;");
+  // What version 1 held for 512x512x512: (1,1) measured twice (mean 3e-3,
+  // fastest 1.75e-3), (1,2) once (mean 2.5e-3, fastest 2.1875e-3), and the
+  // mean rule's winner, (1,2).
+  raw_sql(path, (R"sql(
+    INSERT INTO platforms VALUES (1, ')sql" + hash + R"sql(', 'Test CPU', 2, 2, 49152, 1048576, 33554432,
+                                  'avx2', '1.17', 'gcc 12');
+    INSERT INTO shapes VALUES (1, 512, 512, 512);
+    INSERT INTO measurements (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, effective_k_layers,
+      effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, screening, measured_at)
+    VALUES (1, 1, 'f32', 2, 1, 1, 1, 1, 32, 64, 128, 2, 10, 2e-3, 1.75e-3, 1e-4, 0, 't1'),
+           (1, 1, 'f32', 2, 1, 1, 1, 1, 32, 64, 128, 2, 10, 4e-3, 3.5e-3, 1e-4, 0, 't2'),
+           (1, 1, 'f32', 2, 1, 2, 1, 2, 32, 64, 128, 2, 10, 2.5e-3, 2.1875e-3, 1e-4, 0, 't3');
+    INSERT INTO winning_configs VALUES (1, 1, 'f32', 2, 1, 2, 2.5e-3, 2.1875e-3, 10);
+  )sql").c_str());
   CHECK(open_error(path, Mode::read_only).find("migrate") != std::string::npos);
   TuningStore store(path, Mode::read_write);
-  CHECK(store.schema_version() == 2);
-  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2);
+  CHECK(store.schema_version() == 3);
+  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(winners.size() == 1);
   CHECK(winners[0].k_block_factor == 1);
   CHECK(winners[0].min_s == doctest::Approx(1.75e-3));
+  CHECK(store.measurements(hash, sfc::DType::f32, 2, sfc::Layout::blocked).size() == 3);
+  CHECK(store.winners(hash, sfc::DType::f32, 2, sfc::Layout::row_major).empty());
+  // Measurements through another layout now have winners of their own.
+  Measurement row = sample_measurement({512, 512, 512}, 2, 1, 1e-3, "t4");
+  row.layout = sfc::Layout::row_major;
+  CHECK(store.record(hash, std::vector<Measurement>{row}) == 1);
+  REQUIRE(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::row_major));
+  CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::row_major)->k_layers == 2);
+  CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 1);
+  CHECK(store.result_groups(hash).size() == 2);
 }
 
 TEST_CASE("store: calibrations are kept per platform") {

@@ -24,6 +24,7 @@ sfc::TuningTable sample_table(int shape_count) {
     s.shape = {256 + i, 512, 1024 + 2 * i};
     s.dtype = i % 2 ? sfc::DType::f64 : sfc::DType::f32;
     s.threads = 2;
+    s.layout = i % 3 == 2 ? sfc::Layout::row_major : sfc::Layout::blocked;
     s.k_layers = 1 + i % 8;
     s.k_block_factor = 1 + (i / 8) % 8;
     for (int c = 0; c < sfc::kConfigCount; ++c)
@@ -66,6 +67,7 @@ TEST_CASE("tuning table: save then load keeps every field (times to 6 digits)") 
     CHECK(b.shape.k == a.shape.k);
     CHECK(b.dtype == a.dtype);
     CHECK(b.threads == a.threads);
+    CHECK(b.layout == a.layout);
     CHECK(b.k_layers == a.k_layers);
     CHECK(b.k_block_factor == a.k_block_factor);
     for (int c = 0; c < sfc::kConfigCount; ++c) {
@@ -79,6 +81,29 @@ TEST_CASE("tuning table: save then load keeps every field (times to 6 digits)") 
   // Saving what was loaded writes the same bytes: the format is stable.
   back.save(dir.file("again.table"));
   CHECK(slurp(dir.file("again.table")) == slurp(dir.file("t.table")));
+}
+
+TEST_CASE("tuning table: a version 1 file, without layouts, loads as blocked") {
+  TempDir dir("table");
+  sample_table(2).save(dir.file("t.table"));
+  std::string text = slurp(dir.file("t.table"));
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("sfc-table 2", "sfc-table 1");
+  replace(" f32 2 blocked ", " f32 2 ");
+  replace(" f64 2 blocked ", " f64 2 ");
+  sfc::test::write_file(dir.file("v1.table"), text);
+  const sfc::TuningTable v1 = sfc::TuningTable::load(dir.file("v1.table"));
+  REQUIRE(v1.shapes.size() == 2);
+  CHECK(v1.shapes[1].dtype == sfc::DType::f64);
+  CHECK(v1.shapes[1].layout == sfc::Layout::blocked);
+  CHECK(v1.shapes[1].k_layers == 2);
+  // A version 1 line with a layout field has one field too many.
+  replace(" f32 2 ", " f32 2 row ");
+  CHECK(load_error(dir, text).find("fields") != std::string::npos);
 }
 
 TEST_CASE("tuning table: a 2000-shape table loads") {
@@ -111,14 +136,16 @@ TEST_CASE("tuning table: damaged content names the line and the reason") {
   };
 
   CHECK(load_error(dir, "hello\n").find(":1: not a tuning table") != std::string::npos);
-  CHECK(load_error(dir, replaced("sfc-table 1", "sfc-table 9")).find("unsupported table version") !=
+  CHECK(load_error(dir, replaced("sfc-table 2", "sfc-table 9")).find("unsupported table version") !=
         std::string::npos);
   CHECK(load_error(dir, replaced("platform cores 2", "platform cores 3")).find("does not match") !=
         std::string::npos);
   CHECK(load_error(dir, replaced("platform cores 2", "platform cores two")).find(":3: platform cores") !=
         std::string::npos);
   CHECK(load_error(dir, replaced(" f32 ", " f16 ")) != "");
-  CHECK(load_error(dir, replaced(" f32 2 1 1 ", " f32 2 9 1 ")).find("1..8") != std::string::npos);
+  CHECK(load_error(dir, replaced(" f32 2 blocked 1 1 ", " f32 2 blocked 9 1 ")).find("1..8") != std::string::npos);
+  CHECK(load_error(dir, replaced(" f32 2 blocked ", " f32 2 diagonal ")).find("unknown layout") !=
+        std::string::npos);
   CHECK(load_error(dir, replaced("shapes 2", "shapes 3")).find("truncated") != std::string::npos);
   CHECK(load_error(dir, replaced("shapes 2", "shapes 1")).find("more shape lines") != std::string::npos);
   CHECK(load_error(dir, replaced("shape 256 512", "shape -256 512")).find("positive") != std::string::npos);

@@ -194,3 +194,22 @@ TEST_CASE("policy: bad input is refused with sfc::Error") {
   bad.vote_neighbours = 0;
   CHECK_THROWS_AS(ConfigPredictor({}, bad), Error);
 }
+
+TEST_CASE("policy: each layout answers from its own tuned shapes, and borrows the blocked ones when it has none") {
+  std::vector<TunedShape> shapes = region_shapes();
+  TunedShape row = synthetic_shape({1024, 256, 4096}, {1, 1});
+  row.layout = Layout::row_major;
+  shapes.push_back(row);
+  const ConfigPredictor p({synthetic_table(shapes)});
+  CHECK(p.query({1024, 256, 4096}, DType::f32, 2).knobs == Knobs{2, 4});
+  const Answer a = p.query({1024, 256, 4096}, DType::f32, 2, Layout::row_major);
+  CHECK(a.tier == Tier::exact);
+  CHECK(a.knobs == Knobs{1, 1});
+  // The row layout's only shape is the nearest for every row query.
+  CHECK(p.query({4096, 4096, 4096}, DType::f32, 2, Layout::row_major).nearest.m == 1024);
+  CHECK(p.predict(Predictor::nearest, {1000, 250, 4000}, DType::f32, 2, Layout::row_major) == Knobs{1, 1});
+  // The column-major layout has none: it answers from the blocked shapes.
+  const Answer col = p.query({1024, 256, 4096}, DType::f32, 2, Layout::col_major);
+  CHECK(col.tier == Tier::exact);
+  CHECK(col.knobs == Knobs{2, 4});
+}

@@ -79,6 +79,12 @@ static void check_queries(const char* dir) {
   CHECK(sfcconf_query(conf, 64, 64, 64, (sfcconf_dtype)7, 2, &a) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_query(conf, 64, 64, 64, SFCCONF_F32, 2, NULL) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_query(NULL, 64, 64, 64, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
+  /* The fixture tuned the blocked layout only: a row-major query borrows its
+   * winners; an unknown layout is refused. */
+  CHECK(sfcconf_query_layout(conf, 1024, 256, 4096, SFCCONF_F32, 2, SFCCONF_ROW_MAJOR, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_EXACT && a.k_layers == 2 && a.k_block_factor == 4);
+  CHECK(sfcconf_query_layout(conf, 64, 64, 64, SFCCONF_F32, 2, (sfcconf_layout)5, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(strstr(sfcconf_last_error(), "layout") != NULL);
   sfcconf_close(conf);
 }
 

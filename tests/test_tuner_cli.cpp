@@ -202,3 +202,29 @@ TEST_CASE("tune cli: shards merged hold exactly the unsharded run's shapes") {
   CHECK(shapes(dir.file("merged.db")) == shapes(dir.file("all.db")));
   CHECK(shapes(dir.file("shard0.db")).size() == 3);  // shapes 0, 3, 6 of 8
 }
+
+TEST_CASE("tune cli: --layout row tunes the row-major entry apart, and query and db info tell the layouts apart") {
+  TempDir dir("tune-layout");
+  const std::string db = dir.file("t.db");
+  const std::string grid = " --grid 64,128 --k-layers 1,2 --k-block-factors 1 --reps 1 --warmup 0 --threads 2 --quiet";
+  auto r = run_cli("tune --db " + db + grid + " --layout row");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("row layout") != std::string::npos);
+  r = run_cli("tune --db " + db + grid);  // the blocked entry: not done yet
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("8 of 8 shapes tuned now") != std::string::npos);
+  r = run_cli("tune --db " + db + grid + " --layout row");  // resumed: nothing left
+  CHECK(r.output.find("0 of 8 shapes tuned now, 8 were already done") != std::string::npos);
+
+  const TuningStore store(db, TuningStore::Mode::read_only);
+  const std::string hash = store.platforms().at(0).hash();
+  CHECK(store.winners(hash, sfc::DType::f32, 2, sfc::Layout::row_major).size() == 8);
+  CHECK(store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked).size() == 8);
+  r = run_cli("db info --db " + db);
+  CHECK(r.output.find("row layout: 8 shapes") != std::string::npos);
+  r = run_cli("query 64 64 128 --threads 2 --layout row --db " + db);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("row layout") != std::string::npos);
+  CHECK(r.output.find("tier exact") != std::string::npos);
+  CHECK(run_cli("tune --db " + db + grid + " --layout diagonal").exit_code != 0);
+}

@@ -99,3 +99,15 @@ TEST_CASE("tuner: bad options are refused") {
   CHECK_THROWS_AS(sfc::Tuner({.warmup = -1}), sfc::Error);
   CHECK_THROWS_AS(sfc::Tuner({.threads = -2}), sfc::Error);
 }
+
+TEST_CASE("tuner: the layout option times gemm() on plain matrices and records that layout") {
+  sfc::TuneOptions options = tiny_options();
+  options.layout = sfc::Layout::row_major;
+  const sfc::ShapeTuning t = sfc::Tuner(options).tune(kShape, sfc::ConfigSet::parse("1,2", "1"));
+  REQUIRE(t.measurements.size() == 2);
+  for (const sfc::Measurement& m : t.measurements) CHECK(m.layout == sfc::Layout::row_major);
+  CHECK(t.result.layout == sfc::Layout::row_major);
+  CHECK(t.result.k_layers >= 1);
+  CHECK(sfc::Tuner(tiny_options()).tune(kShape, sfc::ConfigSet::parse("1", "1")).measurements[0].layout ==
+        sfc::Layout::blocked);
+}

@@ -177,7 +177,8 @@ ConfigPicker quick_search_picker(const BenchOptions& options) {
                      .threads = options.threads,
                      .warmup = kSearchWarmup,
                      .reps = kSearchReps,
-                     .prune_margin = kSearchPruneMargin});
+                     .prune_margin = kSearchPruneMargin,
+                     .layout = options.layout});
   const ConfigSet configs = ConfigSet::parse(kSearchKnobs, kSearchKnobs);
   return [tuner, configs](const GemmShape& shape) {
     const TunedShape winner = tuner.tune(shape, configs).result;

@@ -12,12 +12,13 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr std::array<ExchangeField, 19> kMeasurementFields = {{
+constexpr std::array<ExchangeField, 20> kMeasurementFields = {{
     {"m", FieldKind::integer},
     {"n", FieldKind::integer},
     {"k", FieldKind::integer},
     {"dtype", FieldKind::text},
     {"threads", FieldKind::integer},
+    {"layout", FieldKind::text},
     {"k_layers", FieldKind::integer},
     {"k_block_factor", FieldKind::integer},
     {"effective_k_layers", FieldKind::integer},
@@ -34,12 +35,13 @@ constexpr std::array<ExchangeField, 19> kMeasurementFields = {{
     {"measured_at", FieldKind::text},
 }};
 
-constexpr std::array<ExchangeField, 11> kWinnerFields = {{
+constexpr std::array<ExchangeField, 12> kWinnerFields = {{
     {"m", FieldKind::integer},
     {"n", FieldKind::integer},
     {"k", FieldKind::integer},
     {"dtype", FieldKind::text},
     {"threads", FieldKind::integer},
+    {"layout", FieldKind::text},
     {"k_layers", FieldKind::integer},
     {"k_block_factor", FieldKind::integer},
     {"mean_s", FieldKind::real},
@@ -90,6 +92,7 @@ json to_json(const Measurement& m) {
           {"k", m.shape.k},
           {"dtype", std::string(to_string(m.dtype))},
           {"threads", m.threads},
+          {"layout", std::string(to_string(m.layout))},
           {"k_layers", m.k_layers},
           {"k_block_factor", m.k_block_factor},
           {"effective_k_layers", m.effective_k_layers},
@@ -112,6 +115,7 @@ json to_json(const Winner& w) {
           {"k", w.shape.k},
           {"dtype", std::string(to_string(w.dtype))},
           {"threads", w.threads},
+          {"layout", std::string(to_string(w.layout))},
           {"k_layers", w.k_layers},
           {"k_block_factor", w.k_block_factor},
           {"mean_s", w.mean_s},
@@ -141,6 +145,14 @@ Measurement measurement_from_json(const json& o) {
     throw Error(std::string("dtype: ") + e.what());
   }
   m.threads = static_cast<int>(integer(o, "threads", 1, kInt));
+  // Exports of version 1 have no layout: everything then was timed blocked.
+  if (const auto layout = o.find("layout"); layout != o.end() && !layout->is_null()) {
+    try {
+      m.layout = parse_layout(text(o, "layout"));
+    } catch (const Error& e) {
+      throw Error(std::string("layout: ") + e.what());
+    }
+  }
   m.k_layers = static_cast<int>(integer(o, "k_layers", 1, kMaxKLayers));
   m.k_block_factor = static_cast<int>(integer(o, "k_block_factor", 1, kMaxKBlockFactor));
   m.effective_k_layers = static_cast<int>(integer(o, "effective_k_layers", 1, kMaxKLayers));

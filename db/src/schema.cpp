@@ -134,6 +134,89 @@ FROM winning_configs AS w
 JOIN platforms AS p ON p.id = w.platform_id
 JOIN shapes AS s ON s.id = w.shape_id;
 )sql",
+
+    // 2 -> 3: a measurement also records the entry layout it timed: 'blocked'
+    // (execute() on the native layout) or 'row'/'col' (gemm() on plain
+    // matrices, packing included). The entries cost differently -- row-major
+    // C written in place makes extra copies of C and short K rounds dearer --
+    // so each layout has its own winners (row-major 256x256x512: the blocked
+    // winner (2,4) ran 0.77x oneDNN, the row winner (1,1) 0.96x). Every earlier
+    // row was measured blocked. The tables are rebuilt because the layout joins
+    // their identity (UNIQUE, PRIMARY KEY), which ALTER TABLE cannot change.
+    R"sql(
+DROP VIEW winners;
+DROP VIEW config_times;
+
+CREATE TABLE measurements_v3 (
+  id INTEGER PRIMARY KEY,
+  platform_id INTEGER NOT NULL REFERENCES platforms (id),
+  shape_id INTEGER NOT NULL REFERENCES shapes (id),
+  dtype TEXT NOT NULL CHECK (dtype IN ('f32', 'f64', 'bf16')),
+  threads INTEGER NOT NULL CHECK (threads > 0),
+  layout TEXT NOT NULL CHECK (layout IN ('blocked', 'row', 'col')),
+  k_layers INTEGER NOT NULL CHECK (k_layers BETWEEN 1 AND 8),
+  k_block_factor INTEGER NOT NULL CHECK (k_block_factor BETWEEN 1 AND 8),
+  effective_k_layers INTEGER NOT NULL CHECK (effective_k_layers BETWEEN 1 AND 8),
+  effective_k_block_factor INTEGER NOT NULL CHECK (effective_k_block_factor BETWEEN 1 AND 8),
+  bm INTEGER NOT NULL CHECK (bm > 0),
+  bn INTEGER NOT NULL CHECK (bn > 0),
+  bk INTEGER NOT NULL CHECK (bk > 0),
+  warmup INTEGER NOT NULL CHECK (warmup >= 0),
+  reps INTEGER NOT NULL CHECK (reps > 0),
+  mean_s REAL NOT NULL CHECK (mean_s > 0),
+  min_s REAL NOT NULL CHECK (min_s > 0),
+  stddev_s REAL NOT NULL CHECK (stddev_s >= 0),
+  screening INTEGER NOT NULL CHECK (screening IN (0, 1)),
+  measured_at TEXT NOT NULL,
+  UNIQUE (platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, screening, measured_at)
+) STRICT;
+INSERT INTO measurements_v3
+  (id, platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, effective_k_layers,
+   effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, screening, measured_at)
+SELECT id, platform_id, shape_id, dtype, threads, 'blocked', k_layers, k_block_factor, effective_k_layers,
+       effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, screening, measured_at
+FROM measurements;
+DROP TABLE measurements;
+ALTER TABLE measurements_v3 RENAME TO measurements;
+
+CREATE TABLE winning_configs_v3 (
+  platform_id INTEGER NOT NULL REFERENCES platforms (id),
+  shape_id INTEGER NOT NULL REFERENCES shapes (id),
+  dtype TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  layout TEXT NOT NULL,
+  k_layers INTEGER NOT NULL,
+  k_block_factor INTEGER NOT NULL,
+  mean_s REAL NOT NULL,
+  min_s REAL NOT NULL,
+  reps INTEGER NOT NULL,
+  PRIMARY KEY (platform_id, shape_id, dtype, threads, layout)
+) STRICT, WITHOUT ROWID;
+INSERT INTO winning_configs_v3
+SELECT platform_id, shape_id, dtype, threads, 'blocked', k_layers, k_block_factor, mean_s, min_s, reps
+FROM winning_configs;
+DROP TABLE winning_configs;
+ALTER TABLE winning_configs_v3 RENAME TO winning_configs;
+
+CREATE VIEW config_times AS
+SELECT platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, screening,
+       SUM(mean_s * reps) / SUM(reps) AS mean_s, MIN(min_s) AS min_s,
+       SUM(reps) AS reps, COUNT(*) AS measurements
+FROM measurements AS r
+WHERE screening = 0 OR NOT EXISTS (
+  SELECT 1 FROM measurements AS f
+  WHERE f.platform_id = r.platform_id AND f.shape_id = r.shape_id AND f.dtype = r.dtype
+    AND f.threads = r.threads AND f.layout = r.layout AND f.k_layers = r.k_layers
+    AND f.k_block_factor = r.k_block_factor AND f.screening = 0)
+GROUP BY platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor;
+
+CREATE VIEW winners AS
+SELECT p.hash AS platform_hash, s.m, s.n, s.k, w.dtype, w.threads, w.layout, w.k_layers, w.k_block_factor,
+       w.mean_s, w.min_s, w.reps, 2.0 * s.m * s.n * s.k / w.min_s / 1e9 AS gflops
+FROM winning_configs AS w
+JOIN platforms AS p ON p.id = w.platform_id
+JOIN shapes AS s ON s.id = w.shape_id;
+)sql",
 };
 static_assert(std::size(kMigrations) == kVersion, "one migration per schema version");
 
@@ -142,10 +225,10 @@ static_assert(std::size(kMigrations) == kVersion, "one migration per schema vers
 // fewest K rounds.
 constexpr const char* kRefreshWinner = R"sql(
 INSERT OR REPLACE INTO winning_configs
-  (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps)
-SELECT platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps
+  (platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, mean_s, min_s, reps)
+SELECT platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, mean_s, min_s, reps
 FROM config_times
-WHERE platform_id = ?1 AND shape_id = ?2 AND dtype = ?3 AND threads = ?4 AND screening = 0
+WHERE platform_id = ?1 AND shape_id = ?2 AND dtype = ?3 AND threads = ?4 AND layout = ?5 AND screening = 0
 ORDER BY min_s, k_layers, k_block_factor LIMIT 1
 )sql";
 
@@ -192,14 +275,15 @@ int check(sqlite::Database& db) {
 
 sqlite::Statement prepare_refresh_winner(sqlite::Database& db) { return db.prepare(kRefreshWinner); }
 
-void migrate(sqlite::Database& db) {
+void migrate(sqlite::Database& db, int target) {
+  if (target < 1 || target > kVersion) throw Error("no schema version " + std::to_string(target));
   sqlite::Transaction transaction(db);
   // Read again inside the write lock: another process may have migrated meanwhile.
   const int version = pragma_int(db, "PRAGMA user_version");
-  if (version >= kVersion) return;
-  for (int step = version; step < kVersion; ++step) db.exec(kMigrations[step]);
+  if (version >= target) return;
+  for (int step = version; step < target; ++step) db.exec(kMigrations[step]);
   db.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
-  db.exec(("PRAGMA user_version = " + std::to_string(kVersion)).c_str());
+  db.exec(("PRAGMA user_version = " + std::to_string(target)).c_str());
   transaction.commit();
 }
 

@@ -69,11 +69,11 @@ std::vector<std::string> platform_cells(const json& platform) {
 }
 
 // A configuration of a shape, from a winner or a measurement object.
-using ConfigKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string, int, int, int>;
+using ConfigKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string, int, std::string, int, int>;
 ConfigKey config_key(const json& o) {
   return {o["m"].get<std::int64_t>(), o["n"].get<std::int64_t>(), o["k"].get<std::int64_t>(),
-          o["dtype"].get<std::string>(), o["threads"].get<int>(), o["k_layers"].get<int>(),
-          o["k_block_factor"].get<int>()};
+          o["dtype"].get<std::string>(), o["threads"].get<int>(), o["layout"].get<std::string>(),
+          o["k_layers"].get<int>(), o["k_block_factor"].get<int>()};
 }
 
 std::string csv_text(const json& platforms, bool all) {
@@ -124,6 +124,7 @@ json describe_store(const TuningStore& store) {
     for (const ResultGroup& g : store.result_groups(hash))
       object["results"].push_back({{"dtype", std::string(to_string(g.dtype))},
                                    {"threads", g.threads},
+                                   {"layout", std::string(to_string(g.layout))},
                                    {"shapes", g.shapes},
                                    {"tuned_shapes", g.tuned_shapes},
                                    {"measurements", g.measurements}});
@@ -162,7 +163,7 @@ ExchangeCounts export_results(const TuningStore& store, const ExportRequest& req
   for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request.all, counts));
   if (request.format == ExportFormat::json) {
     const json document = {{"format", "sfc-tune-export"},
-                           {"version", 1},
+                           {"version", 2},
                            {"measurements_included", request.all},
                            {"platforms", std::move(platforms)}};
     write_text_file_atomically(request.path, document.dump(1) + "\n");

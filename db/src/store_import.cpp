@@ -44,8 +44,10 @@ ImportBatch read_json(const std::string& path, const std::string& text) {
   }
   if (!document.is_object() || document.value("format", "") != "sfc-tune-export")
     throw Error(path + ": not an sfc-tune export (its \"format\" is not \"sfc-tune-export\")");
-  if (document.value("version", 0) != 1)
-    throw Error(path + ": export version " + document.value("version", json()).dump() + " is not 1");
+  // Version 2 added each measurement's layout; version 1 (all blocked) is still read.
+  const json version = document.value("version", json());
+  if (version != 1 && version != 2)
+    throw Error(path + ": export version " + version.dump() + " is not 1 or 2");
   if (!document.value("measurements_included", false))
     throw Error(path + ": this export holds winners only; import needs one made with --all");
   if (!document.contains("platforms") || !document["platforms"].is_array())
@@ -100,7 +102,10 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
   for (const PlatformField& f : platform_fields())
     platform_at.emplace_back(&f, require("platform_" + std::string(f.name)));
   std::vector<std::pair<ExchangeField, std::size_t>> measurement_at;
-  for (const ExchangeField& f : measurement_fields()) measurement_at.emplace_back(f, require(std::string(f.name)));
+  for (const ExchangeField& f : measurement_fields()) {
+    if (f.name == "layout" && !column.count("layout")) continue;  // version 1: every row blocked
+    measurement_at.emplace_back(f, require(std::string(f.name)));
+  }
   const std::size_t hash_at = require("platform_hash"), gamma_at = require("gamma_gflops_per_core"),
                     beta_at = require("beta_gbytes_per_s"), calibrated_at = require("calibrated_at");
 

@@ -41,10 +41,10 @@ Platform read_platform(const sqlite::Statement& row, int first) {
 constexpr const char* kMeasurementSelect =
     "SELECT s.m, s.n, s.k, r.dtype, r.threads, r.k_layers, r.k_block_factor, r.effective_k_layers, "
     "r.effective_k_block_factor, r.bm, r.bn, r.bk, r.warmup, r.reps, r.mean_s, r.min_s, r.stddev_s, "
-    "r.screening, r.measured_at FROM measurements AS r JOIN shapes AS s ON s.id = r.shape_id "
+    "r.screening, r.measured_at, r.layout FROM measurements AS r JOIN shapes AS s ON s.id = r.shape_id "
     "JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1";
 constexpr const char* kMeasurementOrder =
-    " ORDER BY s.m, s.n, s.k, r.dtype, r.threads, r.k_layers, r.k_block_factor, r.screening, r.measured_at";
+    " ORDER BY s.m, s.n, s.k, r.dtype, r.threads, r.layout, r.k_layers, r.k_block_factor, r.screening, r.measured_at";
 
 Measurement read_measurement(const sqlite::Statement& row) {
   Measurement m;
@@ -63,13 +63,14 @@ Measurement read_measurement(const sqlite::Statement& row) {
   m.stddev_s = row.real(16);
   m.screening = row.integer(17) != 0;
   m.measured_at = row.text(18);
+  m.layout = parse_layout(row.text(19));
   return m;
 }
 
 constexpr const char* kWinnerSelect =
-    "SELECT w.m, w.n, w.k, w.dtype, w.threads, w.k_layers, w.k_block_factor, w.mean_s, w.min_s, w.reps "
-    "FROM winners AS w WHERE w.platform_hash = ?1";
-constexpr const char* kWinnerOrder = " ORDER BY w.m, w.n, w.k, w.dtype, w.threads";
+    "SELECT w.m, w.n, w.k, w.dtype, w.threads, w.k_layers, w.k_block_factor, w.mean_s, w.min_s, w.reps, "
+    "w.layout FROM winners AS w WHERE w.platform_hash = ?1";
+constexpr const char* kWinnerOrder = " ORDER BY w.m, w.n, w.k, w.dtype, w.threads, w.layout";
 
 Winner read_winner(const sqlite::Statement& row) {
   Winner w;
@@ -81,6 +82,7 @@ Winner read_winner(const sqlite::Statement& row) {
   w.mean_s = row.real(7);
   w.min_s = row.real(8);
   w.reps = static_cast<int>(row.integer(9));
+  w.layout = parse_layout(row.text(10));
   return w;
 }
 
@@ -241,10 +243,11 @@ std::int64_t TuningStore::record(const std::string& platform_hash, std::span<con
   sqlite::Statement insert = db.prepare(
       "INSERT INTO measurements (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, "
       "effective_k_layers, effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, "
-      "screening, measured_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-      "?17, ?18) ON CONFLICT DO NOTHING");
+      "screening, measured_at, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING");
   std::int64_t added = 0;
-  std::set<std::tuple<std::int64_t, std::string_view, int>> touched;  // (shape id, dtype, threads)
+  // (shape id, dtype, threads, layout)
+  std::set<std::tuple<std::int64_t, std::string_view, int, std::string_view>> touched;
   for (const Measurement& m : measurements) {
     if (m.measured_at.empty()) throw Error("database " + path() + ": a measurement has no time stamp");
     shape.bind(1, m.shape.m).bind(2, m.shape.n).bind(3, m.shape.k);
@@ -256,15 +259,15 @@ std::int64_t TuningStore::record(const std::string& platform_hash, std::span<con
     insert.bind(7, m.effective_k_layers).bind(8, m.effective_k_block_factor);
     insert.bind(9, m.blocks.bm).bind(10, m.blocks.bn).bind(11, m.blocks.bk);
     insert.bind(12, m.warmup).bind(13, m.reps).bind(14, m.mean_s).bind(15, m.min_s).bind(16, m.stddev_s);
-    insert.bind(17, m.screening ? 1 : 0).bind(18, m.measured_at);
+    insert.bind(17, m.screening ? 1 : 0).bind(18, m.measured_at).bind(19, to_string(m.layout));
     insert.run();
     added += db.changes();
     insert.reset();
-    touched.emplace(shape_id, to_string(m.dtype), m.threads);
+    touched.emplace(shape_id, to_string(m.dtype), m.threads, to_string(m.layout));
   }
   sqlite::Statement refresh = schema::prepare_refresh_winner(db);
-  for (const auto& [shape_id, dtype, threads] : touched) {
-    refresh.bind(1, platform_id).bind(2, shape_id).bind(3, dtype).bind(4, threads);
+  for (const auto& [shape_id, dtype, threads, layout] : touched) {
+    refresh.bind(1, platform_id).bind(2, shape_id).bind(3, dtype).bind(4, threads).bind(5, layout);
     refresh.run();
     refresh.reset();
   }
@@ -288,40 +291,44 @@ std::vector<Measurement> TuningStore::measurements(const std::string& platform_h
   return impl_->measurements("", platform_hash, [](sqlite::Statement&) {});
 }
 
-std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, DType dtype,
-                                                   int threads) const {
-  return impl_->measurements(" AND r.dtype = ?2 AND r.threads = ?3", platform_hash, [&](sqlite::Statement& q) {
-    q.bind(2, to_string(dtype)).bind(3, threads);
-  });
+std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, DType dtype, int threads,
+                                                   Layout layout) const {
+  return impl_->measurements(" AND r.dtype = ?2 AND r.threads = ?3 AND r.layout = ?4", platform_hash,
+                             [&](sqlite::Statement& q) {
+                               q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
+                             });
 }
 
 std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, const GemmShape& shape,
-                                                   DType dtype, int threads) const {
-  return impl_->measurements(" AND r.dtype = ?2 AND r.threads = ?3 AND s.m = ?4 AND s.n = ?5 AND s.k = ?6",
-                             platform_hash, [&](sqlite::Statement& q) {
-                               q.bind(2, to_string(dtype)).bind(3, threads);
-                               q.bind(4, shape.m).bind(5, shape.n).bind(6, shape.k);
-                             });
+                                                   DType dtype, int threads, Layout layout) const {
+  return impl_->measurements(
+      " AND r.dtype = ?2 AND r.threads = ?3 AND r.layout = ?4 AND s.m = ?5 AND s.n = ?6 AND s.k = ?7",
+      platform_hash, [&](sqlite::Statement& q) {
+        q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
+        q.bind(5, shape.m).bind(6, shape.n).bind(7, shape.k);
+      });
 }
 
 std::vector<Winner> TuningStore::winners(const std::string& platform_hash) const {
   return impl_->winners("", platform_hash, [](sqlite::Statement&) {});
 }
 
-std::vector<Winner> TuningStore::winners(const std::string& platform_hash, DType dtype, int threads) const {
-  return impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3", platform_hash, [&](sqlite::Statement& q) {
-    q.bind(2, to_string(dtype)).bind(3, threads);
-  });
+std::vector<Winner> TuningStore::winners(const std::string& platform_hash, DType dtype, int threads,
+                                         Layout layout) const {
+  return impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4", platform_hash,
+                        [&](sqlite::Statement& q) {
+                          q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
+                        });
 }
 
 std::optional<Winner> TuningStore::winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
-                                          int threads) const {
-  std::vector<Winner> found =
-      impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3 AND w.m = ?4 AND w.n = ?5 AND w.k = ?6", platform_hash,
-                     [&](sqlite::Statement& q) {
-                       q.bind(2, to_string(dtype)).bind(3, threads);
-                       q.bind(4, shape.m).bind(5, shape.n).bind(6, shape.k);
-                     });
+                                          int threads, Layout layout) const {
+  std::vector<Winner> found = impl_->winners(
+      " AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4 AND w.m = ?5 AND w.n = ?6 AND w.k = ?7",
+      platform_hash, [&](sqlite::Statement& q) {
+        q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
+        q.bind(5, shape.m).bind(6, shape.n).bind(7, shape.k);
+      });
   if (found.empty()) return std::nullopt;
   return found.front();
 }
@@ -330,14 +337,15 @@ std::vector<ResultGroup> TuningStore::result_groups(const std::string& platform_
   sqlite::Statement query = impl_->db.prepare(
       "SELECT r.dtype, r.threads, COUNT(DISTINCT r.shape_id), COUNT(*), "
       "  (SELECT COUNT(*) FROM winning_configs AS w WHERE w.platform_id = r.platform_id AND w.dtype = r.dtype "
-      "   AND w.threads = r.threads) "
+      "   AND w.threads = r.threads AND w.layout = r.layout), r.layout "
       "FROM measurements AS r JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1 "
-      "GROUP BY r.dtype, r.threads ORDER BY r.dtype, r.threads");
+      "GROUP BY r.dtype, r.threads, r.layout ORDER BY r.dtype, r.threads, r.layout");
   query.bind(1, platform_hash);
   std::vector<ResultGroup> out;
   while (query.step())
     out.push_back({.dtype = parse_dtype(query.text(0)),
                    .threads = static_cast<int>(query.integer(1)),
+                   .layout = parse_layout(query.text(5)),
                    .shapes = query.integer(2),
                    .tuned_shapes = query.integer(4),
                    .measurements = query.integer(3)});
@@ -383,7 +391,7 @@ std::optional<std::string> TuningStore::calibration_time(const std::string& plat
 TuningTable TuningStore::table(const std::string& platform_hash) const {
   TuningTable table;
   for (const ResultGroup& group : result_groups(platform_hash)) {
-    TuningTable part = this->table(platform_hash, group.dtype, group.threads);
+    TuningTable part = this->table(platform_hash, group.dtype, group.threads, group.layout);
     table.platform = std::move(part.platform);
     table.calibration = part.calibration;
     table.shapes.insert(table.shapes.end(), part.shapes.begin(), part.shapes.end());
@@ -397,7 +405,7 @@ TuningTable TuningStore::table(const std::string& platform_hash) const {
   return table;
 }
 
-TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, int threads) const {
+TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, int threads, Layout layout) const {
   const std::optional<Platform> platform = this->platform(platform_hash);
   if (!platform) throw Error("database " + path() + " has no platform " + platform_hash);
   TuningTable table{.platform = *platform, .calibration = calibration(platform_hash), .shapes = {}};
@@ -407,8 +415,9 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
   sqlite::Statement times = impl_->db.prepare(
       "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.min_s FROM config_times AS c "
       "JOIN shapes AS s ON s.id = c.shape_id "
-      "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = ?3");
-  times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads);
+      "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = ?3 "
+      "AND c.layout = ?4");
+  times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
   while (times.step()) {
     auto [entry, added] = shapes.try_emplace({times.integer(0), times.integer(1), times.integer(2)});
     TunedShape& shape = entry->second;
@@ -416,12 +425,13 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
       shape.shape = {times.integer(0), times.integer(1), times.integer(2)};
       shape.dtype = dtype;
       shape.threads = threads;
+      shape.layout = layout;
       shape.seconds.fill(NAN);
     }
     shape.seconds[config_index(static_cast<int>(times.integer(3)), static_cast<int>(times.integer(4)))] =
         static_cast<float>(times.real(5));
   }
-  for (const Winner& winner : winners(platform_hash, dtype, threads)) {
+  for (const Winner& winner : winners(platform_hash, dtype, threads, layout)) {
     TunedShape& shape = shapes.at({winner.shape.m, winner.shape.n, winner.shape.k});
     shape.k_layers = winner.k_layers;
     shape.k_block_factor = winner.k_block_factor;

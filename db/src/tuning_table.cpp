@@ -14,7 +14,10 @@
 namespace sfc {
 namespace {
 
-constexpr std::string_view kMagic = "sfc-table 1";
+// Version 2 added the layout to every shape line; version 1 files (every
+// shape tuned blocked) are still read.
+constexpr std::string_view kMagic = "sfc-table 2";
+constexpr std::string_view kMagicV1 = "sfc-table 1";
 
 // Walks the file line by line and turns every problem into "FILE:LINE: reason".
 class TableReader {
@@ -89,12 +92,13 @@ void read_platform_line(TableReader& in, Platform& platform, std::set<std::strin
   in.fail("unknown platform field '" + std::string(field) + "'");
 }
 
-TunedShape read_shape_line(TableReader& in) {
-  const std::vector<std::string_view> t = in.tokens();
-  constexpr std::size_t kTokens = 8 + kConfigCount;
-  if (t.size() != kTokens)
-    in.fail("a shape line has " + std::to_string(kTokens) + " fields (shape M N K dtype threads KL KBF and " +
-            std::to_string(kConfigCount) + " times), this one has " + std::to_string(t.size()));
+TunedShape read_shape_line(TableReader& in, int version) {
+  std::vector<std::string_view> t = in.tokens();
+  const std::size_t tokens = (version == 1 ? 8 : 9) + kConfigCount;
+  if (t.size() != tokens)
+    in.fail("a shape line has " + std::to_string(tokens) + " fields (shape M N K dtype threads " +
+            (version == 1 ? "" : "layout ") + "KL KBF and " + std::to_string(kConfigCount) +
+            " times), this one has " + std::to_string(t.size()));
   TunedShape s;
   s.shape = {in.number<std::int64_t>(t[1], "M"), in.number<std::int64_t>(t[2], "N"),
              in.number<std::int64_t>(t[3], "K")};
@@ -105,6 +109,14 @@ TunedShape read_shape_line(TableReader& in) {
     in.fail(e.what());
   }
   s.threads = in.number<int>(t[5], "threads");
+  if (version > 1) {
+    try {
+      s.layout = parse_layout(t[6]);
+    } catch (const Error& e) {
+      in.fail(e.what());
+    }
+    t.erase(t.begin() + 6);  // the rest reads like version 1
+  }
   s.k_layers = in.number<int>(t[6], "K_layers");
   s.k_block_factor = in.number<int>(t[7], "k_block_factor");
   if (s.threads < 1) in.fail("threads must be positive");
@@ -136,7 +148,9 @@ void append_time(std::string& out, float seconds) {
 TuningTable TuningTable::load(const std::string& path) {
   const std::string text = read_text_file(path);
   TableReader in(path, text);
-  if (!in.next_line() || in.line() != kMagic) {
+  const bool read = in.next_line();
+  const int version = read && in.line() == kMagicV1 ? 1 : 2;
+  if (!read || (in.line() != kMagic && in.line() != kMagicV1)) {
     if (in.line().starts_with("sfc-table "))
       in.fail("unsupported table version '" + std::string(in.line()) + "' (this build reads '" +
               std::string(kMagic) + "')");
@@ -148,7 +162,7 @@ TuningTable TuningTable::load(const std::string& path) {
   std::string hash;
   bool have_calibration = false;
   long expected_shapes = -1;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int>> shapes_seen;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int, Layout>> shapes_seen;
 
   while (in.next_line()) {
     const std::string_view line = in.line();
@@ -156,9 +170,9 @@ TuningTable TuningTable::load(const std::string& path) {
       if (!line.starts_with("shape ")) in.fail("expected a shape line");
       if (static_cast<long>(table.shapes.size()) == expected_shapes)
         in.fail("more shape lines than the " + std::to_string(expected_shapes) + " announced");
-      TunedShape s = read_shape_line(in);
-      if (!shapes_seen.emplace(s.shape.m, s.shape.n, s.shape.k, s.dtype, s.threads).second)
-        in.fail("this shape, dtype and thread count appear twice");
+      TunedShape s = read_shape_line(in, version);
+      if (!shapes_seen.emplace(s.shape.m, s.shape.n, s.shape.k, s.dtype, s.threads, s.layout).second)
+        in.fail("this shape, dtype, thread count and layout appear twice");
       table.shapes.push_back(s);
     } else if (line.starts_with("platform ")) {
       read_platform_line(in, table.platform, platform_seen, hash);
@@ -213,7 +227,9 @@ void TuningTable::save(const std::string& path) const {
     std::snprintf(buffer, sizeof buffer, "shape %lld %lld %lld ", static_cast<long long>(s.shape.m),
                   static_cast<long long>(s.shape.n), static_cast<long long>(s.shape.k));
     out.append(buffer).append(to_string(s.dtype));
-    std::snprintf(buffer, sizeof buffer, " %d %d %d", s.threads, s.k_layers, s.k_block_factor);
+    std::snprintf(buffer, sizeof buffer, " %d ", s.threads);
+    out.append(buffer).append(to_string(s.layout));
+    std::snprintf(buffer, sizeof buffer, " %d %d", s.k_layers, s.k_block_factor);
     out.append(buffer);
     for (float seconds : s.seconds) append_time(out, seconds);
     out.append("\n");

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define SFCCONF_VERSION_MAJOR 0
-#define SFCCONF_VERSION_MINOR 1
+#define SFCCONF_VERSION_MINOR 2
 
 typedef enum sfcconf_status {
   SFCCONF_OK = 0,
@@ -51,6 +51,15 @@ typedef enum sfcconf_status {
 } sfcconf_status;
 
 typedef enum sfcconf_dtype { SFCCONF_F32 = 0, SFCCONF_F64 = 1, SFCCONF_BF16 = 2 } sfcconf_dtype;
+
+/* How the GEMM is called: on the blocked layout, or on plain row- or
+ * column-major matrices (packing included). Each is tuned on its own; a
+ * layout with no tuned shapes borrows the blocked layout's. */
+typedef enum sfcconf_layout {
+  SFCCONF_BLOCKED = 0,
+  SFCCONF_ROW_MAJOR = 1,
+  SFCCONF_COL_MAJOR = 2
+} sfcconf_layout;
 
 typedef enum sfcconf_tier {
   SFCCONF_TIER_EXACT = 0,
@@ -80,10 +89,17 @@ typedef struct sfcconf_handle sfcconf_handle; /* an opened source of tuned confi
  * On success *out holds the handle; on failure *out is NULL. */
 SFCCONF_API sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_handle** out);
 
-/* The configuration for C = A * B with A M x K, B K x N on `threads` threads.
- * Safe to call from many threads at once on one handle. */
+/* The configuration for C = A * B with A M x K, B K x N on `threads` threads,
+ * called on the blocked layout. Safe to call from many threads at once on one
+ * handle. */
 SFCCONF_API sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
                                          sfcconf_dtype dtype, int threads, sfcconf_answer* answer);
+
+/* The same for a GEMM called through `layout` (sfc::gemm on row-major
+ * matrices: SFCCONF_ROW_MAJOR). */
+SFCCONF_API sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                                sfcconf_dtype dtype, int threads, sfcconf_layout layout,
+                                                sfcconf_answer* answer);
 
 /* Releases the handle (NULL is ignored). No query may be running on it. */
 SFCCONF_API void sfcconf_close(sfcconf_handle* conf);

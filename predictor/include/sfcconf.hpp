@@ -44,10 +44,10 @@ class TunedConfigs {
   TunedConfigs& operator=(const TunedConfigs&) = delete;
 
   // Thread-safe; throws sfcconf::Error for sizes or threads < 1.
-  sfcconf_answer query(std::int64_t m, std::int64_t n, std::int64_t k,
-                       sfcconf_dtype dtype = SFCCONF_F32, int threads = 1) const {
+  sfcconf_answer query(std::int64_t m, std::int64_t n, std::int64_t k, sfcconf_dtype dtype = SFCCONF_F32,
+                       int threads = 1, sfcconf_layout layout = SFCCONF_BLOCKED) const {
     sfcconf_answer answer;
-    check(sfcconf_query(handle_, m, n, k, dtype, threads, &answer));
+    check(sfcconf_query_layout(handle_, m, n, k, dtype, threads, layout, &answer));
     return answer;
   }
 

@@ -15,9 +15,9 @@ namespace {
 
 using Words = AnswerCache::Words;
 
-Words key_of(const GemmShape& s, DType dtype, int threads) {
+Words key_of(const GemmShape& s, DType dtype, int threads, Layout layout) {
   return {std::uint64_t(s.m), std::uint64_t(s.n), std::uint64_t(s.k),
-          std::uint64_t(dtype) << 32 | std::uint32_t(threads)};
+          std::uint64_t(layout) << 40 | std::uint64_t(dtype) << 32 | std::uint32_t(threads)};
 }
 
 void pack(const Answer& a, Words& w) {
@@ -58,9 +58,9 @@ bool AnswerCache::read(const Slot& s, Words& w) noexcept {
   return s.sequence.load(std::memory_order_relaxed) == before;
 }
 
-std::optional<Answer> AnswerCache::find(const GemmShape& shape, DType dtype,
-                                        int threads) const noexcept {
-  const Words key = key_of(shape, dtype, threads);
+std::optional<Answer> AnswerCache::find(const GemmShape& shape, DType dtype, int threads,
+                                        Layout layout) const noexcept {
+  const Words key = key_of(shape, dtype, threads, layout);
   const std::size_t bucket = bucket_of(key);
   for (std::size_t way = 0; way < ways; ++way) {
     Words w;
@@ -71,9 +71,9 @@ std::optional<Answer> AnswerCache::find(const GemmShape& shape, DType dtype,
   return std::nullopt;
 }
 
-void AnswerCache::insert(const GemmShape& shape, DType dtype, int threads,
+void AnswerCache::insert(const GemmShape& shape, DType dtype, int threads, Layout layout,
                          const Answer& answer) noexcept {
-  Words w = key_of(shape, dtype, threads);
+  Words w = key_of(shape, dtype, threads, layout);
   pack(answer, w);
   // An empty way, or the one holding this key; else evict the way that the
   // key's second hash picks, so two hot keys of one bucket can both stay.

@@ -63,7 +63,7 @@ struct AutoGemm::Impl {
         }
     }
     const GemmShape shape{key.m, key.n, key.k};
-    const Knobs knobs = owner.configuration(shape, key.dtype, key.threads).knobs;
+    const Knobs knobs = owner.configuration(shape, key.dtype, key.threads, key.layout).knobs;
     return std::make_unique<GemmPlan>(PlanRequest{.shape = shape,
                                                   .dtype = key.dtype,
                                                   .threads = key.threads,
@@ -91,10 +91,13 @@ AutoGemm::AutoGemm(const char* tuning_path, const char* platform) try
 
 AutoGemm::~AutoGemm() = default;
 
-Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads) const {
+Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   try {
     const sfcconf_answer a = impl_->configs.query(shape.m, shape.n, shape.k, c_dtype(dtype),
-                                                  threads > 0 ? threads : omp_get_max_threads());
+                                                  threads > 0 ? threads : omp_get_max_threads(),
+                                                  layout == Layout::blocked     ? SFCCONF_BLOCKED
+                                                  : layout == Layout::row_major ? SFCCONF_ROW_MAJOR
+                                                                                : SFCCONF_COL_MAJOR);
     return {{a.k_layers, a.k_block_factor},
             tier_of(a.tier),
             a.distance,

@@ -47,10 +47,11 @@ bool has_winner(const TunedShape& s) {
 
 }  // namespace
 
-// The tuned shapes of one (dtype, threads), in log2 space, with a k-d tree.
+// The tuned shapes of one (dtype, threads, layout), in log2 space, with a k-d tree.
 struct ConfigPredictor::ShapeGroup {
   DType dtype;
   int threads;
+  Layout layout;
   std::vector<GemmShape> shapes;
   std::vector<Point> points;   // log2 of each shape
   std::vector<Knobs> winners;  // of each shape
@@ -220,12 +221,15 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
     else if (!known->second.calibrated())
       known->second = m;
     for (const TunedShape& s : table.shapes) {
-      auto same = [&](const auto& g) { return g->dtype == s.dtype && g->threads == s.threads; };
+      auto same = [&](const auto& g) {
+        return g->dtype == s.dtype && g->threads == s.threads && g->layout == s.layout;
+      };
       auto it = std::find_if(groups_.begin(), groups_.end(), same);
       if (it == groups_.end()) {
         auto g = std::make_unique<ShapeGroup>();
         g->dtype = s.dtype;
         g->threads = s.threads;
+        g->layout = s.layout;
         groups_.push_back(std::move(g));
         it = groups_.end() - 1;
       }
@@ -303,13 +307,13 @@ ConfigPredictor::~ConfigPredictor() = default;
 ConfigPredictor::ConfigPredictor(ConfigPredictor&&) noexcept = default;
 ConfigPredictor& ConfigPredictor::operator=(ConfigPredictor&&) noexcept = default;
 
-NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads) const {
-  const ShapeGroup* g = group(dtype, threads);
+NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads, Layout layout) const {
+  const ShapeGroup* g = group(dtype, threads, layout);
   return g && g->policy_votes ? NeighbourRule::vote : NeighbourRule::nearest;
 }
 
-double ConfigPredictor::policy_max_distance(DType dtype, int threads) const {
-  const ShapeGroup* g = group(dtype, threads);
+double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout layout) const {
+  const ShapeGroup* g = group(dtype, threads, layout);
   return g ? g->max_distance : options_.max_distance.value_or(default_max_distance);
 }
 
@@ -319,10 +323,12 @@ double ConfigPredictor::l2_fraction(int threads) const {
   return l2_rule_.l2_fraction();
 }
 
-const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads) const {
+// A layout without tuned shapes of its own borrows the blocked layout's: the
+// winners of the two differ on some shapes, but far less than a blind guess.
+const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads, Layout layout) const {
   for (const auto& g : groups_)
-    if (g->dtype == dtype && g->threads == threads) return g.get();
-  return nullptr;
+    if (g->dtype == dtype && g->threads == threads && g->layout == layout) return g.get();
+  return layout == Layout::blocked ? nullptr : group(dtype, threads, Layout::blocked);
 }
 
 const AnalyticalModel* ConfigPredictor::model(int threads) const {
@@ -331,10 +337,10 @@ const AnalyticalModel* ConfigPredictor::model(int threads) const {
   return nullptr;
 }
 
-Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads) const {
+Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   check_prediction_request(shape, threads);
   Answer a;
-  if (const ShapeGroup* g = group(dtype, threads)) {
+  if (const ShapeGroup* g = group(dtype, threads, layout)) {
     std::uint32_t i;
     double d;
     g->nearest(shape, 1, &i, &d);
@@ -377,10 +383,10 @@ Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmSha
   return a;
 }
 
-Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DType dtype,
-                               int threads) const {
+Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DType dtype, int threads,
+                               Layout layout) const {
   check_prediction_request(shape, threads);
-  if (predictor == Predictor::policy) return query(shape, dtype, threads).knobs;
+  if (predictor == Predictor::policy) return query(shape, dtype, threads, layout).knobs;
   if (predictor == Predictor::model) {
     const AnalyticalModel* m = model(threads);
     if (!m)
@@ -388,7 +394,7 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
                   " threads: run `sfc-tune calibrate` on this platform");
     return m->predict(shape, dtype, threads).knobs;
   }
-  const ShapeGroup* g = group(dtype, threads);
+  const ShapeGroup* g = group(dtype, threads, layout);
   if (!g)
     throw Error("no tuned " + std::string(to_string(dtype)) + " shapes for " +
                 std::to_string(threads) + " threads");

@@ -35,9 +35,9 @@ RegretSummary summarise(std::vector<double> v) {
           quantile(v, 0.95), v.back()};
 }
 
-using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int>;
+using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int, Layout>;
 ShapeKey key_of(const TunedShape& t) {
-  return {t.shape.m, t.shape.n, t.shape.k, t.dtype, t.threads};
+  return {t.shape.m, t.shape.n, t.shape.k, t.dtype, t.threads, t.layout};
 }
 
 }  // namespace
@@ -57,11 +57,11 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
     for (std::size_t i = 0; i < predictor_count; ++i) {
       try {
         if (all_predictors[i] == Predictor::policy) {
-          const Answer a = predictor.query(t.shape, t.dtype, t.threads);
+          const Answer a = predictor.query(t.shape, t.dtype, t.threads, t.layout);
           s.knobs[i] = a.knobs;
           s.policy_tier = a.tier;
         } else {
-          s.knobs[i] = predictor.predict(all_predictors[i], t.shape, t.dtype, t.threads);
+          s.knobs[i] = predictor.predict(all_predictors[i], t.shape, t.dtype, t.threads, t.layout);
         }
         answered[i] = true;
       } catch (const Error&) {
@@ -70,7 +70,7 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
       if (!answered[i]) continue;
       float& stored = t.seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
       if (!(stored > 0)) {  // kept in `t`, so a configuration is timed once per shape
-        stored = float(time_missing(t.shape, t.dtype, t.threads, s.knobs[i]));
+        stored = float(time_missing(t.shape, t.dtype, t.threads, t.layout, s.knobs[i]));
         timed_now = std::min(timed_now, double(stored));
       }
       seconds[i] = stored;
@@ -94,17 +94,18 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
   return report;
 }
 
-HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, double fraction,
+HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, Layout layout, double fraction,
                  std::uint64_t seed) {
   if (!(fraction > 0 && fraction < 1))
     throw Error("the held-out fraction must be between 0 and 1, got " + std::to_string(fraction));
   std::vector<ShapeKey> candidates;
   for (const TuningTable& table : tables)
     for (const TunedShape& s : table.shapes)
-      if (s.dtype == dtype && s.threads == threads) candidates.push_back(key_of(s));
+      if (s.dtype == dtype && s.threads == threads && s.layout == layout) candidates.push_back(key_of(s));
   if (candidates.size() < 2)
     throw Error("holding out needs at least 2 tuned " + std::string(to_string(dtype)) +
-                " shapes on " + std::to_string(threads) + " threads, the tables have " +
+                " shapes on " + std::to_string(threads) + " threads (" + std::string(to_string(layout)) +
+                " layout), the tables have " +
                 std::to_string(candidates.size()));
   std::mt19937_64 random(seed);
   std::shuffle(candidates.begin(), candidates.end(), random);

@@ -101,20 +101,31 @@ sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_hand
 
 sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
                              sfcconf_dtype dtype, int threads, sfcconf_answer* answer) {
+  return sfcconf_query_layout(conf, m, n, k, dtype, threads, SFCCONF_BLOCKED, answer);
+}
+
+sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                    sfcconf_dtype dtype, int threads, sfcconf_layout layout,
+                                    sfcconf_answer* answer) {
   if (!conf || !answer) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_query: conf or answer is NULL");
   if (dtype != SFCCONF_F32 && dtype != SFCCONF_F64 && dtype != SFCCONF_BF16)
     return fail(SFCCONF_ERR_ARGUMENT, "unknown dtype (expected SFCCONF_F32, _F64 or _BF16)");
+  if (layout != SFCCONF_BLOCKED && layout != SFCCONF_ROW_MAJOR && layout != SFCCONF_COL_MAJOR)
+    return fail(SFCCONF_ERR_ARGUMENT, "unknown layout (expected SFCCONF_BLOCKED, _ROW_MAJOR or _COL_MAJOR)");
   const sfc::GemmShape shape{m, n, k};
   const auto type = dtype == SFCCONF_F32   ? sfc::DType::f32
                     : dtype == SFCCONF_F64 ? sfc::DType::f64
                                            : sfc::DType::bf16;
-  if (const auto cached = conf->cache.find(shape, type, threads)) {
+  const auto entry = layout == SFCCONF_BLOCKED     ? sfc::Layout::blocked
+                     : layout == SFCCONF_ROW_MAJOR ? sfc::Layout::row_major
+                                                   : sfc::Layout::col_major;
+  if (const auto cached = conf->cache.find(shape, type, threads, entry)) {
     fill(*cached, answer);
     return SFCCONF_OK;
   }
   return guarded([&] {  // query() refuses sizes or threads < 1 with an sfc::Error
-    const sfc::Answer a = conf->predictor.query(shape, type, threads);
-    conf->cache.insert(shape, type, threads, a);
+    const sfc::Answer a = conf->predictor.query(shape, type, threads, entry);
+    conf->cache.insert(shape, type, threads, entry, a);
     fill(a, answer);
     return SFCCONF_OK;
   });

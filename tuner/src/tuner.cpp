@@ -72,11 +72,12 @@ class ShapeSearch {
 
   ShapeSearch(const TuneOptions& options, const GemmShape& shape, std::span<const Measurement> prior)
       : known(prior),
-        base_{.shape = shape, .dtype = options.dtype, .threads = options.threads},
+        base_{.shape = shape, .dtype = options.dtype, .threads = options.threads, .layout = options.layout},
         operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)) {
     out.result.shape = shape;
     out.result.dtype = options.dtype;
     out.result.threads = options.threads;
+    out.result.layout = options.layout;
     out.result.k_layers = out.result.k_block_factor = 0;
     out.result.seconds.fill(NAN);
   }
@@ -96,13 +97,14 @@ class ShapeSearch {
       auto timed = timings.find(effective);
       if (timed == timings.end()) {
         // One set of cold operands serves every configuration of the shape.
-        if (!operands_) operands_ = std::make_unique<ColdOperands>(plan, Layout::blocked, operand_runs_);
+        if (!operands_) operands_ = std::make_unique<ColdOperands>(plan, base_.layout, operand_runs_);
         timed = timings.emplace(effective, operands_->time(plan, warmup, reps)).first;
       }
       const Timing& t = timed->second;
       Measurement m{.shape = base_.shape,
                     .dtype = base_.dtype,
                     .threads = plan.threads(),
+                    .layout = base_.layout,
                     .k_layers = kl,
                     .k_block_factor = kbf,
                     .effective_k_layers = effective.first,

@@ -27,7 +27,8 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   std::vector<Pending> pending;
   for (const GemmShape& shape : grid.shapes()) {
     std::vector<Measurement> prior;
-    if (!options.force) prior = store.measurements(summary.platform_hash, shape, dtype, platform.threads);
+    if (!options.force)
+      prior = store.measurements(summary.platform_hash, shape, dtype, platform.threads, options.tune.layout);
     if (tuner.has_work(options.configs, prior))
       pending.push_back({shape, std::move(prior)});
     else
@@ -52,7 +53,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       break;
     }
     ++summary.tuned;
-    progress.finish_shape(store.winner(summary.platform_hash, p.shape, dtype, platform.threads));
+    progress.finish_shape(store.winner(summary.platform_hash, p.shape, dtype, platform.threads, options.tune.layout));
   }
   progress.clear();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,7 +4,7 @@
 // Formats (columns and keys are documented in docs/tuning.md):
 //   csv   one row per winner; with `all`, one row per measurement instead,
 //         each carrying its platform and calibration, and a `winner` column
-//   json  {"format": "sfc-tune-export", "version": 1, "platforms": [{...,
+//   json  {"format": "sfc-tune-export", "version": 2, "platforms": [{...,
 //         "calibration", "winners", and with `all` "measurements"}]}
 //   table the TuningTable file of one platform (sfc/tuning_table.hpp)
 // An export made with `all` imports back without loss; imports and merges

@@ -5,7 +5,7 @@
 //   sfc::TuningStore store("sfc-tune.db", sfc::TuningStore::Mode::create);
 //   store.upsert_platform(platform);
 //   store.record(platform.hash(), shape_measurements);   // one transaction
-//   sfc::TuningTable table = store.table(platform.hash(), sfc::DType::f32, 2);
+//   sfc::TuningTable table = store.table(platform.hash(), sfc::DType::f32, 2, sfc::Layout::row_major);
 //
 // Several processes may read while one writes. A database of a newer schema,
 // of another program, or a corrupt one is refused with an sfc::Error and never
@@ -29,6 +29,7 @@ struct Measurement {
   GemmShape shape;
   DType dtype = DType::f32;
   int threads = 0;
+  Layout layout = Layout::blocked;  // the entry timed: execute() on blocks, or gemm() on plain matrices
   int k_layers = 0, k_block_factor = 0;                      // as requested
   int effective_k_layers = 0, effective_k_block_factor = 0;  // after the plan clamped them
   BlockSizes blocks;
@@ -43,6 +44,7 @@ struct Winner {
   GemmShape shape;
   DType dtype = DType::f32;
   int threads = 0;
+  Layout layout = Layout::blocked;
   int k_layers = 0, k_block_factor = 0;
   // Pooled over every full measurement of the configuration; min_s, its
   // fastest run, is its time (the winning rule, see sfc/tuner.hpp).
@@ -50,10 +52,11 @@ struct Winner {
   int reps = 0;                  // timed runs behind mean_s
 };
 
-// What one platform's results hold, per dtype and thread count (for `db info`).
+// What one platform's results hold, per dtype, thread count and layout (for `db info`).
 struct ResultGroup {
   DType dtype = DType::f32;
   int threads = 0;
+  Layout layout = Layout::blocked;
   std::int64_t shapes = 0;        // with at least one measurement
   std::int64_t tuned_shapes = 0;  // with a winner
   std::int64_t measurements = 0;
@@ -103,14 +106,17 @@ class TuningStore {
   }
 
   std::vector<Measurement> measurements(const std::string& platform_hash) const;
-  std::vector<Measurement> measurements(const std::string& platform_hash, DType dtype, int threads) const;
+  // The measurements, winners and tables of one (dtype, threads, layout):
+  // each entry layout is tuned on its own (db/src/schema.cpp, version 3).
+  std::vector<Measurement> measurements(const std::string& platform_hash, DType dtype, int threads,
+                                        Layout layout) const;
   std::vector<Measurement> measurements(const std::string& platform_hash, const GemmShape& shape, DType dtype,
-                                        int threads) const;
+                                        int threads, Layout layout) const;
 
   std::vector<Winner> winners(const std::string& platform_hash) const;
-  std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads) const;
+  std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads, Layout layout) const;
   std::optional<Winner> winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
-                               int threads) const;
+                               int threads, Layout layout) const;
   std::vector<ResultGroup> result_groups(const std::string& platform_hash) const;
 
   void save_calibration(const std::string& platform_hash, const Calibration& calibration);
@@ -120,8 +126,8 @@ class TuningStore {
   std::optional<std::string> calibration_time(const std::string& platform_hash) const;
 
   // The winners with the times of all 64 configurations, ordered by M, N, K.
-  TuningTable table(const std::string& platform_hash, DType dtype, int threads) const;
-  TuningTable table(const std::string& platform_hash) const;  // every dtype and thread count
+  TuningTable table(const std::string& platform_hash, DType dtype, int threads, Layout layout) const;
+  TuningTable table(const std::string& platform_hash) const;  // every dtype, thread count and layout
 
  private:
   struct Impl;

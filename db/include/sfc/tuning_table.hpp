@@ -1,13 +1,15 @@
 // TuningTable: the winners of one platform in a small text file that loads
 // in milliseconds without SQLite (libsfcconf reads it at start-up).
 //
-// Format, version 1 (one record per line, fields separated by one space):
-//   sfc-table 1
+// Format, version 2 (one record per line, fields separated by one space):
+//   sfc-table 2
 //   platform <field> <value>      every Platform field, then `platform hash <16 hex>`;
 //                                 the value is the rest of the line (it may hold spaces)
 //   calibration <gamma> <beta>    GFLOP/s per core, GB/s; 0 = unknown
 //   shapes <count>                how many shape lines follow (catches truncation)
-//   shape M N K dtype threads KL KBF t1 ... t64
+//   shape M N K dtype threads layout KL KBF t1 ... t64
+// layout is the entry the shape was tuned through: blocked, row or col (version
+// 1 files, still read, have no layout field: every shape there is blocked).
 // t_i is the time in seconds (%.6g) of configuration i = (KL-1)*8 + (KBF-1):
 // its fastest cold run (sfc/tuner.hpp says why not the mean; tables exported
 // before schema version 2 of the database hold means), `nan` where that
@@ -42,6 +44,7 @@ struct TunedShape {
   GemmShape shape;
   DType dtype = DType::f32;
   int threads = 0;
+  Layout layout = Layout::blocked;                // the entry it was tuned through
   int k_layers = 0, k_block_factor = 0;           // the winner
   std::array<float, kConfigCount> seconds;  // by config_index(): the fastest run; NaN = not measured
 };

@@ -21,14 +21,14 @@ namespace sfc {
 
 class AnswerCache {
  public:
-  static constexpr int key_words = 4;    // m, n, k, (dtype, threads)
+  static constexpr int key_words = 4;    // m, n, k, (layout, dtype, threads)
   static constexpr int value_words = 5;  // knobs and tier, distance, nearest m, n, k
   using Words = std::array<std::uint64_t, key_words + value_words>;
 
   explicit AnswerCache(std::size_t slots = 1024);  // rounded up to a power of two, >= 2
 
-  std::optional<Answer> find(const GemmShape& shape, DType dtype, int threads) const noexcept;
-  void insert(const GemmShape& shape, DType dtype, int threads, const Answer& answer) noexcept;
+  std::optional<Answer> find(const GemmShape& shape, DType dtype, int threads, Layout layout) const noexcept;
+  void insert(const GemmShape& shape, DType dtype, int threads, Layout layout, const Answer& answer) noexcept;
 
  private:
   struct alignas(64) Slot {

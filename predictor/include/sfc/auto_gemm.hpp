@@ -37,7 +37,7 @@ class AutoGemm {
             const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
 
   // What gemm() runs a shape with: libsfcconf's answer.
-  Answer configuration(const GemmShape& shape, DType dtype, int threads = 0) const;
+  Answer configuration(const GemmShape& shape, DType dtype, int threads = 0, Layout layout = Layout::blocked) const;
 
   // Idle plans held for reuse.
   std::size_t cached_plans() const;

@@ -10,7 +10,9 @@
 //   default  K_layers = 1 with the L2-fitting k_block_factor (the paper's 2D
 //            algorithm: never far off, never the reason for a bad surprise)
 //
-// Neighbour rules, over the tuned shapes of the same dtype and threads:
+// Neighbour rules, over the tuned shapes of the same dtype, threads and layout
+// (the entry they were tuned through; a layout with none borrows the blocked
+// layout's shapes):
 //   nearest  the winner of the single nearest tuned shape
 //   vote     over the k nearest, the configuration with the best mean
 //            normalised throughput (time of the shape's winner / time of the
@@ -75,7 +77,7 @@ double best_seconds(const TunedShape& shape);
 
 class ConfigPredictor {
  public:
-  // Shapes are grouped by (dtype, threads), one k-d tree per group; each
+  // Shapes are grouped by (dtype, threads, layout), one k-d tree per group; each
   // table's calibration serves queries with its platform's thread count.
   explicit ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options = {});
   ~ConfigPredictor();
@@ -83,24 +85,25 @@ class ConfigPredictor {
   ConfigPredictor& operator=(ConfigPredictor&&) noexcept;
 
   // The shipped policy. Throws sfc::Error for non-positive sizes or threads.
-  Answer query(const GemmShape& shape, DType dtype, int threads) const;
+  Answer query(const GemmShape& shape, DType dtype, int threads, Layout layout = Layout::blocked) const;
 
   // One predictor alone. Throws sfc::Error when it cannot answer: no tuned
   // shape of that dtype and threads (nearest, vote), no calibration (model).
-  Knobs predict(Predictor predictor, const GemmShape& shape, DType dtype, int threads) const;
+  Knobs predict(Predictor predictor, const GemmShape& shape, DType dtype, int threads,
+                Layout layout = Layout::blocked) const;
 
   const PredictorOptions& options() const { return options_; }
 
   // The policy's choices for (dtype, threads): the neighbour rule (nearest
   // or vote) and the log2 distance within which the nearest tier answers.
-  NeighbourRule policy_rule(DType dtype, int threads) const;
-  double policy_max_distance(DType dtype, int threads) const;
+  NeighbourRule policy_rule(DType dtype, int threads, Layout layout = Layout::blocked) const;
+  double policy_max_distance(DType dtype, int threads, Layout layout = Layout::blocked) const;
   // The L2 fraction the model and default tiers use for `threads` threads.
   double l2_fraction(int threads) const;
 
  private:
   struct ShapeGroup;
-  const ShapeGroup* group(DType dtype, int threads) const;
+  const ShapeGroup* group(DType dtype, int threads, Layout layout) const;
   const AnalyticalModel* model(int threads) const;
   Answer fallback(const GemmShape& shape, DType dtype, int threads) const;  // model or default
   static Answer below_neighbours(const AnalyticalModel& model, const GemmShape& shape, DType dtype,

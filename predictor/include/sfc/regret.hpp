@@ -41,7 +41,7 @@ struct RegretReport {
 
 // Times one configuration of a shape, for test shapes where the predicted
 // configuration was not measured (seconds; same protocol as the tuner).
-using ConfigTimer = std::function<double(const GemmShape&, DType, int threads, Knobs)>;
+using ConfigTimer = std::function<double(const GemmShape&, DType, int threads, Layout, Knobs)>;
 
 // Throws sfc::Error when `tests` is empty or a test shape has no measurement.
 RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<TunedShape> tests,
@@ -53,13 +53,13 @@ struct HeldOut {
   std::vector<TunedShape> tests;
 };
 
-// Moves `fraction` (0 < fraction < 1) of the tuned shapes of (dtype, threads),
-// drawn with `seed`, from the tables into the tests (at least one each way).
-HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, double fraction,
+// Moves `fraction` (0 < fraction < 1) of the tuned shapes of (dtype, threads,
+// layout), drawn with `seed`, from the tables into the tests (at least one each way).
+HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, Layout layout, double fraction,
                  std::uint64_t seed);
 
 // Drops from the tables every shape that is also a test shape (same shape,
-// dtype and threads), so that no predictor sees the answer.
+// dtype, threads and layout), so that no predictor sees the answer.
 HeldOut exclude_tests(std::vector<TuningTable> tables, std::vector<TunedShape> tests);
 
 }  // namespace sfc

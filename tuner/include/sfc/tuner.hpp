@@ -7,7 +7,7 @@
 // of a sub-millisecond GEMM moves by 10-60% from run to run. Tuning the small
 // grid twice here, the first run's winners cost 8.3% on average by the second
 // run's means, but 1.7% by its mins (docs/tuning.md). The operands use the
-// native blocked layout.
+// layout of TuneOptions::layout.
 //
 //   sfc::Tuner tuner({.dtype = sfc::DType::f32, .threads = 2, .reps = 10});
 //   sfc::ShapeTuning t = tuner.tune({1024, 1024, 1024}, sfc::ConfigSet::all());
@@ -41,6 +41,10 @@ struct TuneOptions {
   int warmup = 2;             // untimed runs before the timed ones
   int reps = 10;              // timed runs
   double prune_margin = -1;   // < 0: time every configuration fully
+  // The entry timed: execute() on the blocked layout, or gemm() on plain
+  // row/column-major matrices with its packing (they have different winners,
+  // see db/src/schema.cpp version 3).
+  Layout layout = Layout::blocked;
 };
 
 // Reported after each configuration tune() handles.
