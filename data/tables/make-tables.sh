@@ -6,12 +6,15 @@
 # predictors' regret. For the predictors it also tunes 64 random shapes
 # (log-uniform over 256..2048, seed 11) that join the small grid in the
 # training table <platform>-f32-t2.table, and 48 other random shapes (seed 7)
-# that are only ever test shapes.
+# that are only ever test shapes. The small grid and both random sets are
+# tuned twice: through the blocked layout (execute() on blocks) and through
+# the row-major entry (gemm() on plain matrices, packing included), whose
+# winners differ; the shipped tables hold both.
 #
 #   sh data/tables/make-tables.sh [BUILD_DIR]      (default: build)
 #
 # Run it on a quiet machine: every other process competing for the cores
-# shows up in the timings. Takes roughly 20 minutes on the project's 2-core
+# shows up in the timings. Takes roughly 35 minutes on the project's 2-core
 # machines. Rerunning resumes; delete out/tables/ to
 # start over. The databases stay in out/tables/ (merge them with others
 # later, or import them elsewhere).
@@ -30,9 +33,11 @@ tune() {  # tune NAME GRID [FLAGS...]: prints the run's JSON summary and keeps i
   tail -n 1 "$OUT/$name.out" | tee "$OUT/$name.json"
 }
 
-random() {  # random NAME COUNT SEED: COUNT random shapes, log-uniform over 256..2048
-  "$BIN" tune --random "$2" --range 256:2048 --seed "$3" --db "$OUT/$1.db" $COMMON > "$OUT/$1.out"
-  tail -n 1 "$OUT/$1.out" | tee "$OUT/$1.json"
+random() {  # random NAME COUNT SEED [FLAGS...]: COUNT random shapes, log-uniform over 256..2048
+  name=$1 count=$2 seed=$3
+  shift 3
+  "$BIN" tune --random "$count" --range 256:2048 --seed "$seed" --db "$OUT/$name.db" $COMMON "$@" > "$OUT/$name.out"
+  tail -n 1 "$OUT/$name.out" | tee "$OUT/$name.json"
 }
 
 tune quick quick
@@ -40,10 +45,15 @@ tune small small
 tune small-pruned small --prune --prune-margin 0.25
 random random 64 11
 random test 48 7
+tune small-row small --layout row
+random random-row 64 11 --layout row
+random test-row 48 7 --layout row
 
-# Training data of the predictors: the small grid and the first random set.
-rm -f "$OUT/train.db" "$OUT/train.db-wal" "$OUT/train.db-shm"
-"$BIN" merge "$OUT/small.db" "$OUT/random.db" -o "$OUT/train.db" > /dev/null
+# Training data of the predictors: the small grid and the first random set,
+# both layouts; the test shapes of both layouts in one database.
+rm -f "$OUT/train.db" "$OUT/train.db-wal" "$OUT/train.db-shm" "$OUT/tests.db" "$OUT/tests.db-wal" "$OUT/tests.db-shm"
+"$BIN" merge "$OUT/small.db" "$OUT/random.db" "$OUT/small-row.db" "$OUT/random-row.db" -o "$OUT/train.db" > /dev/null
+"$BIN" merge "$OUT/test.db" "$OUT/test-row.db" -o "$OUT/tests.db" > /dev/null
 for db in quick small train; do "$BIN" calibrate --db "$OUT/$db.db"; done
 
 PLATFORM=$(sed -n 's/.*"platform":"\([0-9a-f]*\)".*/\1/p' "$OUT/small.json")
@@ -53,13 +63,28 @@ PLATFORM=$(sed -n 's/.*"platform":"\([0-9a-f]*\)".*/\1/p' "$OUT/small.json")
 "$BIN" db info --db "$OUT/train.db"
 
 echo
-echo "== predictors: built from the small grid + 64 random shapes, tested on 48 other random shapes"
-"$BIN" evaluate --db "$OUT/train.db" --test-db "$OUT/test.db" --threads $THREADS
-for seed in 1 2 3; do
+for layout in blocked row; do
+  echo "== predictors, $layout layout: built from the small grid + 64 random shapes, tested on 48 other random shapes"
+  "$BIN" evaluate --db "$OUT/train.db" --test-db "$OUT/tests.db" --threads $THREADS --layout $layout
+  for seed in 1 2 3; do
+    echo
+    echo "== predictors, $layout layout: 20% of the training shapes held out (seed $seed)"
+    "$BIN" evaluate --db "$OUT/train.db" --holdout 0.2 --seed $seed --threads $THREADS --layout $layout
+  done
   echo
-  echo "== predictors: 20% of the training shapes held out (seed $seed)"
-  "$BIN" evaluate --db "$OUT/train.db" --holdout 0.2 --seed $seed --threads $THREADS
 done
+
+echo "== small grid: shapes whose winner differs between the blocked and the row-major entry"
+echo "   (row cost: the row-major run's time of the blocked winner / the row-major best)"
+sqlite3 -header -column "$OUT/small-row.db" "
+ATTACH '$OUT/small.db' AS blocked;
+SELECT r.m, r.n, r.k, b.k_layers || ',' || b.k_block_factor AS blocked, r.k_layers || ',' || r.k_block_factor AS row,
+       round((SELECT c.min_s FROM main.config_times c JOIN main.shapes s ON s.id = c.shape_id
+              WHERE s.m = r.m AND s.n = r.n AND s.k = r.k AND c.dtype = r.dtype AND c.threads = r.threads
+                AND c.layout = r.layout AND c.k_layers = b.k_layers AND c.k_block_factor = b.k_block_factor
+                AND c.screening = 0) / r.min_s, 4) AS row_cost
+FROM main.winners r JOIN blocked.winners b USING (m, n, k, dtype, threads)
+WHERE r.k_layers != b.k_layers OR r.k_block_factor != b.k_block_factor ORDER BY row_cost DESC;"
 
 echo
 echo "== wall time of the small grid (seconds): exhaustive, then pruned"
@@ -75,15 +100,15 @@ SELECT e.m, e.n, e.k, e.k_layers || ',' || e.k_block_factor AS exhaustive,
        p.k_layers || ',' || p.k_block_factor AS pruned,
        round((SELECT c.min_s FROM main.config_times c JOIN main.shapes s ON s.id = c.shape_id
               WHERE s.m = e.m AND s.n = e.n AND s.k = e.k AND c.dtype = e.dtype AND c.threads = e.threads
-                AND c.k_layers = p.k_layers AND c.k_block_factor = p.k_block_factor AND c.screening = 0)
+                AND c.layout = e.layout AND c.k_layers = p.k_layers AND c.k_block_factor = p.k_block_factor AND c.screening = 0)
              / e.min_s, 4) AS slowdown,
        EXISTS (SELECT 1 FROM pruned.measurements r JOIN pruned.shapes s ON s.id = r.shape_id
                WHERE s.m = e.m AND s.n = e.n AND s.k = e.k AND r.k_layers = e.k_layers
                  AND r.k_block_factor = e.k_block_factor AND r.screening = 0) AS survived
-FROM main.winners e JOIN pruned.winners p USING (m, n, k, dtype, threads)
+FROM main.winners e JOIN pruned.winners p USING (m, n, k, dtype, threads, layout)
 WHERE e.k_layers != p.k_layers OR e.k_block_factor != p.k_block_factor;
 SELECT count(*) AS shapes, sum(e.k_layers != p.k_layers OR e.k_block_factor != p.k_block_factor) AS changed
-FROM main.winners e JOIN pruned.winners p USING (m, n, k, dtype, threads);"
+FROM main.winners e JOIN pruned.winners p USING (m, n, k, dtype, threads, layout);"
 
 echo
 echo "== small grid: how the winners spread (exhaustive run)"
