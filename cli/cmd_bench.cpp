@@ -30,7 +30,7 @@ namespace {
 struct BenchArguments {
   std::string grid, dtype = "f32", config = "best", db, vs = "openblas,blis,onednn";
   std::string layout = "blocked", csv, plot, statistic = "min";
-  int threads = 0, reps = 10, warmup = 2;
+  int threads = 0, reps = 10, warmup = 2, passes = 1;
   bool json = false;
 };
 
@@ -200,6 +200,7 @@ void run_bench_command(const BenchArguments& a) {
   options.layout = parse_layout(a.layout);
   options.threads = a.threads > 0 ? a.threads : omp_get_max_threads();
   options.reps = a.reps;
+  options.passes = a.passes;
   options.warmup = a.warmup;
   options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
@@ -295,6 +296,10 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Untimed warm-up runs before them")
       ->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--passes", a->passes,
+                  "Time each shape's implementations this many times in turn (--reps runs each time) and pool "
+                  "the runs, so that a burst of interference hits one pass, not one implementation")
+      ->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--statistic", a->statistic,
                   "Time of a shape: min (its fastest cold run, as the tuner ranks) or mean (of its runs)")
       ->check(CLI::IsMember({"min", "mean"}))->capture_default_str();

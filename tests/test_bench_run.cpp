@@ -93,6 +93,27 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
   }
 }
 
+TEST_CASE("bench: passes time every implementation again and pool the runs") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  for (sfc::Layout layout : {sfc::Layout::blocked, sfc::Layout::row_major}) {
+    std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+    peers.push_back(std::make_unique<NaivePeer>("naive", true));
+    sfc::BenchOptions options = tiny_options(layout);
+    options.passes = 3;
+    const sfc::BenchResult r = sfc::run_bench({{32, 48, 64}}, options, [](const sfc::GemmShape&) {
+      return sfc::SfcConfig{};
+    }, std::move(peers), kRoofline);
+    REQUIRE(r.shapes.size() == 1);
+    REQUIRE(r.shapes[0].timings.size() == 2);
+    for (const sfc::Timing& t : r.shapes[0].timings) {
+      CHECK(t.reps == 6);
+      CHECK(t.min > 0);
+      CHECK(t.min <= t.mean);
+    }
+    CHECK(r.shapes[0].max_error_ratio <= 1);
+  }
+}
+
 TEST_CASE("bench: a peer without the dtype is dropped with a note") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
@@ -125,6 +146,9 @@ TEST_CASE("bench: bad requests are sfc::Error before anything runs") {
   sfc::BenchOptions o = tiny_options(sfc::Layout::blocked);
   CHECK_THROWS_AS(sfc::run_bench({}, o, picker, {}, kRoofline), sfc::Error);
   o.reps = 0;
+  CHECK_THROWS_AS(sfc::run_bench(kShapes, o, picker, {}, kRoofline), sfc::Error);
+  o = tiny_options(sfc::Layout::blocked);
+  o.passes = 0;
   CHECK_THROWS_AS(sfc::run_bench(kShapes, o, picker, {}, kRoofline), sfc::Error);
   o = tiny_options(sfc::Layout::col_major);
   CHECK_THROWS_AS(sfc::run_bench(kShapes, o, picker, {}, kRoofline), sfc::Error);

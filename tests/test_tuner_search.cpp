@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "sfc/measure.hpp"
 #include "sfc/tuner.hpp"
 
 namespace {
@@ -110,4 +111,17 @@ TEST_CASE("tuner: the layout option times gemm() on plain matrices and records t
   CHECK(t.result.k_layers >= 1);
   CHECK(sfc::Tuner(tiny_options()).tune(kShape, sfc::ConfigSet::parse("1", "1")).measurements[0].layout ==
         sfc::Layout::blocked);
+}
+
+TEST_CASE("timing: pooling two timings gives the statistics of all their runs") {
+  // Runs {1, 2, 3} and {4, 6}: min 1, mean 3.2, sample variance (4.84 + 1.44 + 0.04 + 0.64 + 7.84) / 4 = 3.7.
+  const sfc::Timing a{.mean = 2, .min = 1, .stddev = 1, .reps = 3};
+  const sfc::Timing b{.mean = 5, .min = 4, .stddev = std::sqrt(2.0), .reps = 2};
+  const sfc::Timing t = sfc::pooled(a, b);
+  CHECK(t.reps == 5);
+  CHECK(t.min == 1);
+  CHECK(t.mean == doctest::Approx(3.2));
+  CHECK(t.stddev == doctest::Approx(std::sqrt(3.7)));
+  CHECK(sfc::pooled(sfc::Timing{}, b).mean == 5);
+  CHECK(sfc::pooled(a, sfc::Timing{}).reps == 3);
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "sfc/aligned_buffer.hpp"
@@ -105,24 +106,23 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   m.config = {plan.k_layers(), plan.k_block_factor()};
   m.roofline_gflops = roofline.bound_gflops(shape, options.dtype);
   const int runs = options.warmup + options.reps;
-  if (options.layout == Layout::blocked) {
-    // Own scope: the blocked sets are freed before the plain ones are made.
-    const ColdOperands blocked(plan, Layout::blocked, runs);
-    std::this_thread::sleep_for(kSettleTime);
-    m.timings.push_back(blocked.time(plan, options.warmup, options.reps));
-  }
-  if (options.layout == Layout::blocked && peers.empty()) return m;
+  // Blocked sets only when SFC-CA runs blocked; plain ones for the peers, the
+  // row-major entry and the check.
+  std::optional<ColdOperands> blocked;
+  if (options.layout == Layout::blocked) blocked.emplace(plan, Layout::blocked, runs);
+  std::optional<ColdOperands> plain;
+  if (options.layout != Layout::blocked || !peers.empty()) plain.emplace(plan, Layout::row_major, runs);
 
-  const ColdOperands plain(plan, Layout::row_major, runs);
-  if (options.layout != Layout::blocked) {
+  m.timings.assign(1 + peers.size(), Timing{});
+  for (int pass = 0; pass < options.passes; ++pass) {
     std::this_thread::sleep_for(kSettleTime);
-    m.timings.push_back(plain.time(plan, options.warmup, options.reps));
+    m.timings[0] = pooled(m.timings[0], (blocked ? *blocked : *plain).time(plan, options.warmup, options.reps));
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      std::this_thread::sleep_for(kSettleTime);
+      m.timings[1 + i] = pooled(m.timings[1 + i], time_peer(*peers[i], *plain, shape, options));
+    }
   }
-  for (const auto& peer : peers) {
-    std::this_thread::sleep_for(kSettleTime);
-    m.timings.push_back(time_peer(*peer, plain, shape, options));
-  }
-  if (!peers.empty()) m.max_error_ratio = verify(plan, plain, peers, options.dtype);
+  if (!peers.empty()) m.max_error_ratio = verify(plan, *plain, peers, options.dtype);
   return m;
 }
 
@@ -133,6 +133,7 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
                       const Roofline& roofline) {
   if (shapes.empty()) throw Error("the benchmark needs at least one shape");
   if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
+  if (options.passes < 1) throw Error("passes must be >= 1, got " + std::to_string(options.passes));
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options.threads));
   if (options.layout == Layout::col_major)

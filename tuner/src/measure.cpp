@@ -38,6 +38,20 @@ void flush_caches(std::size_t bytes) {
 
 std::string_view to_string(Statistic statistic) { return statistic == Statistic::min ? "min" : "mean"; }
 
+Timing pooled(const Timing& a, const Timing& b) {
+  if (a.reps == 0) return b;
+  if (b.reps == 0) return a;
+  Timing t;
+  t.reps = a.reps + b.reps;
+  t.min = std::min(a.min, b.min);
+  t.mean = (a.mean * a.reps + b.mean * b.reps) / t.reps;
+  // Sum of squared deviations from the pooled mean, from each part's own.
+  const double squares = (a.reps - 1) * a.stddev * a.stddev + a.reps * (a.mean - t.mean) * (a.mean - t.mean) +
+                         (b.reps - 1) * b.stddev * b.stddev + b.reps * (b.mean - t.mean) * (b.mean - t.mean);
+  t.stddev = std::sqrt(squares / (t.reps - 1));
+  return t;
+}
+
 std::size_t cold_footprint_bytes() {
   if (const char* env = std::getenv("SFC_COLD_BYTES")) {
     const long long v = std::atoll(env);

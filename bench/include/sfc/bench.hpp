@@ -33,6 +33,11 @@ struct BenchOptions {
   Layout layout = Layout::blocked;
   int warmup = 2;
   int reps = 10;
+  // Each shape's implementations are timed `passes` times in turn (SFC-CA,
+  // each peer, SFC-CA, ...), `reps` runs each time; a shape's timing pools
+  // its passes. A burst of interference then lands on one pass of one
+  // implementation, not on all the runs of whichever was timed during it.
+  int passes = 1;
   // The time of a shape and implementation: its fastest cold run (as the
   // tuner ranks) or the mean of its runs (as the paper reports).
   Statistic statistic = Statistic::min;
@@ -67,7 +72,7 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
                       const Roofline& roofline);
 
 // A picker that searches K_layers, k_block_factor in {1, 2, 4, 8} with the
-// tuner (sfc/tuner.hpp: pruned, cold inputs, blocked layout) and keeps the
+// tuner (sfc/tuner.hpp: pruned, cold inputs, the benchmark's layout) and keeps the
 // fastest. The benchmark then measures the winner afresh, so the search's
 // lucky draws do not flatter the reported figure.
 ConfigPicker quick_search_picker(const BenchOptions& options);

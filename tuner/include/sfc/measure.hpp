@@ -26,6 +26,10 @@ struct Timing {
   double seconds(Statistic statistic) const { return statistic == Statistic::min ? min : mean; }
 };
 
+// The timing of `a`'s and `b`'s runs together: the faster min, the mean and
+// sample standard deviation of all reps (either may be empty, reps = 0).
+Timing pooled(const Timing& a, const Timing& b);
+
 // Times `run(set)` `warmup` times untimed, then `reps` times; `set` rotates over
 // 0..sets-1 and a cache flush precedes the timed runs when `flush_bytes` > 0.
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
