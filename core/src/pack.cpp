@@ -1,8 +1,11 @@
 // Plain row/column-major matrices <-> the blocked layout (see sfc/gemm.hpp).
 //
-// Each routine is parallel over destination blocks. Interior blocks take a
-// branch-free path; only the blocks on the ragged edge test bounds and write
-// the zero padding. Reads run along the source's contiguous dimension.
+// Each routine is a worksharing loop over destination blocks for the thread
+// team that calls it (orphaned `omp for`): the public pack_a/pack_b open a
+// team for it, gemm() runs it in the SFC-CA loop's own team (pack_operand),
+// saving a fork and join per call. Interior blocks take a branch-free path;
+// only the blocks on the ragged edge test bounds and write the zero padding.
+// Reads run along the source's contiguous dimension.
 #include <libxsmm.h>
 
 #include <algorithm>
@@ -38,7 +41,7 @@ template <class T>
 void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
   const int bm = p.blocks.bm, bk = p.blocks.bk;
   const bool vnni = p.dtype == DType::bf16;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
+#pragma omp for collapse(2) schedule(static)
   for (std::int64_t im = 0; im < p.mb; ++im)
     for (std::int64_t kb = 0; kb < p.kb; ++kb) {
       T* blk = dst + (im * p.kb + kb) * bm * bk;
@@ -63,7 +66,7 @@ void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
 template <class T>
 void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
   const int bn = p.blocks.bn, bk = p.blocks.bk;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
+#pragma omp for collapse(2) schedule(static)
   for (std::int64_t in = 0; in < p.nb; ++in)
     for (std::int64_t kb = 0; kb < p.kb; ++kb) {
       T* blk = dst + (in * p.kb + kb) * bk * bn;
@@ -116,32 +119,40 @@ void with_input_type(DType dtype, F&& f) {
 // (see plan_impl.hpp) A^T is the loop's right operand, B^T its left one and C^T
 // its output; reading a matrix through the opposite layout flag is exactly its
 // transpose, so the roles swap and the views flip.
-void GemmPlan::pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const {
-  const Impl& p = *impl_;
-  check_ld(layout, lda, p.user_shape.m, p.user_shape.k, "A");
+void check_operand_ld(const GemmPlan::Impl& p, Operand operand, Layout layout, std::int64_t ld) {
+  if (operand == Operand::a)
+    check_ld(layout, ld, p.user_shape.m, p.user_shape.k, "A");
+  else
+    check_ld(layout, ld, p.user_shape.k, p.user_shape.n, "B");
+}
+
+void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
+                  void* dst) {
   const bool row = (layout == Layout::row_major) != p.transposed;
+  // A transposed plan's loop A is the caller's B, and its loop B the caller's A.
+  const bool loop_a = (operand == Operand::a) != p.transposed;
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);
-    const Plain<T> view{static_cast<const T*>(a), lda, row};
-    if (p.transposed)
-      pack_b_blocks<T>(p, view, static_cast<T*>(a_blocked));
+    const Plain<T> view{static_cast<const T*>(src), ld, row};
+    if (loop_a)
+      pack_a_blocks<T>(p, view, static_cast<T*>(dst));
     else
-      pack_a_blocks<T>(p, view, static_cast<T*>(a_blocked));
+      pack_b_blocks<T>(p, view, static_cast<T*>(dst));
   });
+}
+
+void GemmPlan::pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const {
+  const Impl& p = *impl_;
+  check_operand_ld(p, Operand::a, layout, lda);
+#pragma omp parallel num_threads(p.threads)
+  pack_operand(p, Operand::a, layout, a, lda, a_blocked);
 }
 
 void GemmPlan::pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const {
   const Impl& p = *impl_;
-  check_ld(layout, ldb, p.user_shape.k, p.user_shape.n, "B");
-  const bool row = (layout == Layout::row_major) != p.transposed;
-  with_input_type(p.dtype, [&](auto t) {
-    using T = decltype(t);
-    const Plain<T> view{static_cast<const T*>(b), ldb, row};
-    if (p.transposed)
-      pack_a_blocks<T>(p, view, static_cast<T*>(b_blocked));
-    else
-      pack_b_blocks<T>(p, view, static_cast<T*>(b_blocked));
-  });
+  check_operand_ld(p, Operand::b, layout, ldb);
+#pragma omp parallel num_threads(p.threads)
+  pack_operand(p, Operand::b, layout, b, ldb, b_blocked);
 }
 
 void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {

@@ -83,4 +83,14 @@ struct GemmPlan::Impl {
   const KSlice& slice(int round, std::int64_t layer) const { return slices[round * layers + layer]; }
 };
 
+// Packing one operand of a plain layout into the plan's blocked layout
+// (pack.cpp), in the caller's terms.
+enum class Operand { a, b };
+// Throws sfc::Error if `ld` cannot be the operand's leading dimension.
+void check_operand_ld(const GemmPlan::Impl& p, Operand operand, Layout layout, std::int64_t ld);
+// A worksharing loop for the calling thread team (every thread of it calls
+// this; it ends with the team's barrier). `ld` must have been checked.
+void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
+                  void* dst);
+
 }  // namespace sfc
