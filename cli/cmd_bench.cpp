@@ -291,7 +291,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--db", a->db,
                   "Tuning database or exported tuning table: winners for --config tuned or nn, and the "
                   "stored calibration for the roofline");
-  cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn")->capture_default_str();
+  cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn; or none (SFC-CA alone)")
+      ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Untimed warm-up runs before them")

@@ -12,6 +12,7 @@
 TEST_CASE("bench: peer lists are checked names, in order, each once") {
   CHECK(sfc::parse_peer_list("onednn,openblas") == std::vector<std::string>{"onednn", "openblas"});
   CHECK(sfc::parse_peer_list("blis,blis") == std::vector<std::string>{"blis"});
+  CHECK(sfc::parse_peer_list("none").empty());
   CHECK(sfc::known_peer_names() == std::vector<std::string>{"openblas", "blis", "onednn"});
   for (const char* bad : {"", "mkl", "openblas,", ",blis", "openblas,,blis"})
     CHECK_THROWS_AS(sfc::parse_peer_list(bad), sfc::Error);

@@ -73,6 +73,7 @@ const std::vector<std::string>& known_peer_names() {
 
 std::vector<std::string> parse_peer_list(std::string_view text) {
   std::vector<std::string> names;
+  if (text == "none") return names;  // SFC-CA alone
   while (true) {
     const std::string_view item = text.substr(0, text.find(','));
     const std::string name(find_spec(item).name);  // also rejects an empty item

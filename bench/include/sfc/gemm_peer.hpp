@@ -51,8 +51,9 @@ struct PeerLoad {
 // Every peer the benchmark knows, in the order the report lists them.
 const std::vector<std::string>& known_peer_names();
 
-// "openblas,blis,onednn" -> the names, in the given order, each once.
-// Throws sfc::Error for an unknown name or an empty list.
+// "openblas,blis,onednn" -> the names, in the given order, each once;
+// "none" -> no peer (SFC-CA timed alone). Throws sfc::Error for an unknown
+// name or an empty list.
 std::vector<std::string> parse_peer_list(std::string_view text);
 
 // Loads the named peer (see the search order above); `library` non-empty
