@@ -120,6 +120,10 @@ TEST_CASE("every copying path gives the same C") {
   for (int i = 0; i < 128; ++i) std::copy_n(&b[i * ldb], 96, &tight_b[i * 96]);
   // Small integers over powers of two: every partial sum is exact, so any
   // summation order gives the same bits.
+  // The plan holds the one packing buffer its own layout's tight call needs
+  // (and the copy of C for the second layer); other calls add theirs once.
+  const std::size_t scratch = plan.c_elements() * sizeof(float);
+  CHECK(plan.workspace_bytes() == scratch + plan.b_elements() * sizeof(float));
   std::vector<float> one(64 * 96, -1);  // only B packed
   REQUIRE(plan.copies(Layout::row_major, 128, 96, 96) == GemmCopies{false, true, false});
   plan.gemm(Layout::row_major, tight_a.data(), 128, tight_b.data(), 96, one.data(), 96);
@@ -127,9 +131,11 @@ TEST_CASE("every copying path gives the same C") {
   REQUIRE(plan.copies(Layout::row_major, lda, ldb, 96) == GemmCopies{true, true, false});
   plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, two.data(), 96);
   CHECK(two == one);
+  CHECK(plan.workspace_bytes() == scratch + (plan.a_elements() + plan.b_elements()) * sizeof(float));
   std::vector<float> three(64 * ldc, -1);  // everything copied
   REQUIRE(plan.copies(Layout::row_major, lda, ldb, ldc) == GemmCopies{true, true, true});
   plan.gemm(Layout::row_major, a.data(), lda, b.data(), ldb, three.data(), ldc);
+  CHECK(plan.workspace_bytes() == 2 * scratch + (plan.a_elements() + plan.b_elements()) * sizeof(float));
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < 96; ++j) REQUIRE(three[i * ldc + j] == one[i * 96 + j]);
   for (int i = 0; i < 64; ++i)

@@ -170,9 +170,9 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
 
   const double in = double(input_size(p.dtype)), out = double(output_size(p.dtype));
   const double c_bytes = double(p.c_elements()) * out;
-  const bool plain = request.layout != Layout::blocked;
+  p.plain = request.layout != Layout::blocked;
   check_fits(c_bytes * (p.layers - 1) +
-                 (plain ? (double(p.a_elements()) + double(p.b_elements())) * in + c_bytes : 0.0),
+                 (p.plain ? (double(p.a_elements()) + double(p.b_elements())) * in + c_bytes : 0.0),
              "the plan's workspace");
 
   p.curve = GilbertCurve(p.mb, p.nb).cells();
@@ -198,7 +198,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   // 256x256x2048: 1.23x); C in place saved the unpacking pass (2048x2048x256:
   // 346 -> 389 GFLOP/s).
   const GemmShape& s = p.shape;
-  if (plain && s.m % bm == 0 && s.n % bn == 0) {
+  if (p.plain && s.m % bm == 0 && s.n % bn == 0) {
     Addressing c_in_place = p.blocked_map.at;
     c_in_place.c_row_block = bm;
     c_in_place.c_col_block = bn * s.m;
@@ -221,13 +221,31 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
 
   try {
     p.scratch = AlignedBuffer(std::size_t(c_bytes) * (p.layers - 1));
-    if (plain) {
-      p.a_packed = AlignedBuffer(a_elements() * input_size(p.dtype));
-      p.b_packed = AlignedBuffer(b_elements() * input_size(p.dtype));
-      p.c_packed = AlignedBuffer(p.c_elements() * output_size(p.dtype));
-    }
   } catch (const std::bad_alloc&) {
     throw Error("out of memory allocating the plan's workspace");
+  }
+  if (p.plain) {  // what gemm() on tight matrices of the plan's own layout copies
+    const GemmShape& u = p.user_shape;
+    const bool row = request.layout == Layout::row_major;
+    reserve_buffers(copies(request.layout, row ? u.k : u.m, row ? u.n : u.k, row ? u.n : u.m));
+  }
+}
+
+// Allocates the packing buffers `copy` needs that are not there yet. Not
+// thread-safe, like the rest of a plan's use (one caller at a time).
+void GemmPlan::reserve_buffers(const GemmCopies& copy) const {
+  Impl& p = *impl_;
+  const auto reserve = [](AlignedBuffer& buffer, std::size_t bytes) {
+    if (!buffer.data()) buffer = AlignedBuffer(bytes);
+  };
+  try {
+    if (copy.a) reserve(p.a_packed, a_elements() * input_size(p.dtype));
+    if (copy.b) reserve(p.b_packed, b_elements() * input_size(p.dtype));
+    if (copy.c) reserve(p.c_packed, c_elements() * output_size(p.dtype));
+  } catch (const std::bad_alloc&) {
+    std::string message = "out of memory allocating gemm()'s packing buffers for ";
+    message += to_string(p.user_shape);  // (one concatenation: GCC 12 warns falsely on the chain)
+    throw Error(message);
   }
 }
 
@@ -303,12 +321,13 @@ void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* 
                     std::int64_t ldb, void* c, std::int64_t ldc) const {
   const Impl& p = *impl_;
   if (layout == Layout::blocked) return execute(a, b, c);
-  if (!p.a_packed.data())
+  if (!p.plain)
     throw Error("this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
                 "on plain matrices");
   const GemmCopies copy = copies(layout, lda, ldb, ldc);
   if (copy.a) check_operand_ld(p, Operand::a, layout, lda);
   if (copy.b) check_operand_ld(p, Operand::b, layout, ldb);
+  reserve_buffers(copy);
   const void* a_used = copy.a ? p.a_packed.data() : a;
   const void* b_used = copy.b ? p.b_packed.data() : b;
   // Packing runs in the loop's own thread team: one fork and join per call

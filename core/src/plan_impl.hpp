@@ -75,7 +75,11 @@ struct GemmPlan::Impl {
   OperandMap c_in_place_map;
 
   AlignedBuffer scratch;                  // C copies of layers 1..layers-1
-  AlignedBuffer a_packed, b_packed, c_packed;  // gemm()'s buffers (plain layouts only)
+  // gemm()'s buffers, plain layouts only: those a call in the plan's own
+  // layout with tight leading dimensions needs are allocated with the plan,
+  // the others by the first call that needs them.
+  bool plain = false;
+  AlignedBuffer a_packed, b_packed, c_packed;
 
   std::size_t a_elements() const { return std::size_t(mb * kb) * blocks.bm * blocks.bk; }
   std::size_t b_elements() const { return std::size_t(nb * kb) * blocks.bk * blocks.bn; }

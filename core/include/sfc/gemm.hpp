@@ -73,7 +73,11 @@ struct PlanRequest {
   int k_layers = 1;            // copies of C, 1..8 (clamped to the K blocks available)
   int k_block_factor = 1;      // K rounds per layer, 1..8 (clamped likewise)
   BlockSizes blocks = {};      // 0 fields: the block-size rule picks them
-  Layout layout = Layout::blocked;  // row/col: gemm() packing buffers are allocated up front
+  // row/col: gemm() on plain matrices. The packing buffers a call in this
+  // layout with tight leading dimensions needs are allocated with the plan
+  // (often one operand's: see copies()); a call that needs more allocates it
+  // once, on first use.
+  Layout layout = Layout::blocked;
 };
 
 class GemmPlan {
@@ -128,6 +132,7 @@ class GemmPlan {
   struct Impl;
 
  private:
+  void reserve_buffers(const GemmCopies& copy) const;
   std::unique_ptr<Impl> impl_;
 };
 
