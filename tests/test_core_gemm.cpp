@@ -97,9 +97,9 @@ TEST_CASE("gemm() packs one operand of tight plain matrices the blocks divide, f
   r.shape = {67, 45, 517};  // ragged: the blocks pad C, so everything is copied
   CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 67) == all);
   r.shape = exact.shape;
-  r.dtype = DType::bf16;  // A in VNNI pairs; B and C could go in place, only C does
+  r.dtype = DType::bf16;  // A in VNNI pairs, packed; B and C in place as for fp32
   try {
-    CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == a_and_b);
+    CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});
   } catch (const Error&) {  // no bf16 kernels on this CPU
   }
 }
@@ -207,9 +207,17 @@ TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere"
   try {
     for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major}) {
       r.layout = layout;
-      const GemmPlan plan(r);
-      const CheckResult res = check_against_reference(plan, layout);
+      r.shape = {100, 70, 390};  // ragged: everything copied
+      const CheckResult res = check_against_reference(GemmPlan(r), layout);
       CHECK(res.rel_error <= res.bound);
+      r.shape = {128, 192, 256};  // divided: one operand packed (in VNNI pairs), the other and C in place
+      const GemmPlan exact(r);
+      if (layout != Layout::blocked)
+        CHECK(exact.copies(layout, layout == Layout::row_major ? 256 : 128, layout == Layout::row_major ? 192 : 256,
+                           layout == Layout::row_major ? 192 : 128) ==
+              (layout == Layout::row_major ? GemmCopies{false, true, false} : GemmCopies{true, false, false}));
+      const CheckResult in_place = check_against_reference(exact, layout);
+      CHECK(in_place.rel_error <= in_place.bound);
     }
   } catch (const Error& e) {
     CHECK_MESSAGE(std::string(e.what()).find("not supported on this CPU") != std::string::npos, std::string(e.what()));

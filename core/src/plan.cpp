@@ -206,7 +206,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     c_in_place.c_copy = s.m * s.n;
     p.c_in_place_map.at = c_in_place;
     dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(s.m));
-    if (p.dtype != DType::bf16 && s.k % bk == 0) {  // bf16: keep to the tested VNNI path
+    if (s.k % bk == 0) {
       p.b_in_place_map.at = c_in_place;
       p.b_in_place_map.at.b_col_block = bn * s.k;
       p.b_in_place_map.at.b_k_block = bk;

@@ -68,8 +68,8 @@ struct GemmPlan::Impl {
   OperandMap blocked_map;
   // gemm() on plain matrices, when the blocks divide them and the leading
   // dimensions are tight (the kernels are built for those): only A is packed,
-  // B is read and C written in place (a_in_place_map: blocks divide m, n, k;
-  // fp32/fp64), or A and B are packed and C written in place (c_in_place_map:
+  // B is read and C written in place (b_in_place_map: blocks divide m, n, k),
+  // or A and B are packed and C written in place (c_in_place_map:
   // blocks divide m and n). Not ready otherwise; gemm() then packs all three.
   OperandMap b_in_place_map;
   OperandMap c_in_place_map;

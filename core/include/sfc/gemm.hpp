@@ -122,8 +122,8 @@ class GemmPlan {
             void* c, std::int64_t ldc) const;
   // What gemm() with these arguments copies. Everything, unless the call is in
   // the plan's own (plain) layout with a tight ldc and blocks that divide M and
-  // N: then C is written in place; if moreover the blocks divide K, the dtype
-  // is fp32 or fp64 and the other operand is tight, only one operand is packed
+  // N: then C is written in place; if moreover the blocks divide K and the
+  // other operand is tight, only one operand is packed
   // (row-major: B, with lda = K; column-major: A, with ldb = K). Tight means
   // row-major lda = K, ldb = ldc = N; column-major lda = ldc = M, ldb = K.
   // With Layout::blocked, nothing (gemm() is execute()).
