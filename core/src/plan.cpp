@@ -82,6 +82,37 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
   return false;
 }
 
+// Allocates the packing buffers `copy` (in the caller's terms) needs that are
+// not there yet, after checking that they fit. Not thread-safe, like the rest
+// of a plan's use (one caller at a time).
+void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
+  // The caller's A is the loop's B in a transposed plan, and B the loop's A.
+  const std::size_t in = input_size(p.dtype);
+  const std::size_t a_bytes = (p.transposed ? p.b_elements() : p.a_elements()) * in;
+  const std::size_t b_bytes = (p.transposed ? p.a_elements() : p.b_elements()) * in;
+  const std::size_t c_bytes = p.c_elements() * output_size(p.dtype);
+  struct Need {
+    bool wanted;
+    AlignedBuffer& buffer;
+    std::size_t bytes;
+  };
+  Need needs[] = {{copy.a, p.a_packed, a_bytes}, {copy.b, p.b_packed, b_bytes}, {copy.c, p.c_packed, c_bytes}};
+  double held = double(p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes());
+  double more = 0;
+  for (const Need& n : needs)
+    if (n.wanted && !n.buffer.data()) more += double(n.bytes);
+  if (more == 0) return;
+  check_fits(held + more, "gemm()'s packing buffers for " + to_string(p.user_shape));
+  try {
+    for (Need& n : needs)
+      if (n.wanted && !n.buffer.data()) n.buffer = AlignedBuffer(n.bytes);
+  } catch (const std::bad_alloc&) {
+    std::string message = "out of memory allocating gemm()'s packing buffers for ";
+    message += to_string(p.user_shape);  // (one concatenation: GCC 12 warns falsely on the chain)
+    throw Error(message);
+  }
+}
+
 // Work the loop's thread team does first, every thread calling it (packing
 // an operand: a worksharing loop that ends in the team's barrier).
 using Prologue = std::function<void()>;
@@ -168,12 +199,9 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     }
   }
 
-  const double in = double(input_size(p.dtype)), out = double(output_size(p.dtype));
-  const double c_bytes = double(p.c_elements()) * out;
+  const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
   p.plain = request.layout != Layout::blocked;
-  check_fits(c_bytes * (p.layers - 1) +
-                 (p.plain ? (double(p.a_elements()) + double(p.b_elements())) * in + c_bytes : 0.0),
-             "the plan's workspace");
+  check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
 
   p.curve = GilbertCurve(p.mb, p.nb).cells();
 
@@ -227,25 +255,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   if (p.plain) {  // what gemm() on tight matrices of the plan's own layout copies
     const GemmShape& u = p.user_shape;
     const bool row = request.layout == Layout::row_major;
-    reserve_buffers(copies(request.layout, row ? u.k : u.m, row ? u.n : u.k, row ? u.n : u.m));
-  }
-}
-
-// Allocates the packing buffers `copy` needs that are not there yet. Not
-// thread-safe, like the rest of a plan's use (one caller at a time).
-void GemmPlan::reserve_buffers(const GemmCopies& copy) const {
-  Impl& p = *impl_;
-  const auto reserve = [](AlignedBuffer& buffer, std::size_t bytes) {
-    if (!buffer.data()) buffer = AlignedBuffer(bytes);
-  };
-  try {
-    if (copy.a) reserve(p.a_packed, a_elements() * input_size(p.dtype));
-    if (copy.b) reserve(p.b_packed, b_elements() * input_size(p.dtype));
-    if (copy.c) reserve(p.c_packed, c_elements() * output_size(p.dtype));
-  } catch (const std::bad_alloc&) {
-    std::string message = "out of memory allocating gemm()'s packing buffers for ";
-    message += to_string(p.user_shape);  // (one concatenation: GCC 12 warns falsely on the chain)
-    throw Error(message);
+    reserve_buffers(p, copies(request.layout, row ? u.k : u.m, row ? u.n : u.k, row ? u.n : u.m));
   }
 }
 
@@ -327,7 +337,7 @@ void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* 
   const GemmCopies copy = copies(layout, lda, ldb, ldc);
   if (copy.a) check_operand_ld(p, Operand::a, layout, lda);
   if (copy.b) check_operand_ld(p, Operand::b, layout, ldb);
-  reserve_buffers(copy);
+  reserve_buffers(*impl_, copy);
   const void* a_used = copy.a ? p.a_packed.data() : a;
   const void* b_used = copy.b ? p.b_packed.data() : b;
   // Packing runs in the loop's own thread team: one fork and join per call

@@ -132,7 +132,6 @@ class GemmPlan {
   struct Impl;
 
  private:
-  void reserve_buffers(const GemmCopies& copy) const;
   std::unique_ptr<Impl> impl_;
 };
 
