@@ -17,6 +17,7 @@
 #include "sfc/config_set.hpp"
 #include "sfc/error.hpp"
 #include "sfc/regret.hpp"
+#include "sfc/sfcconf_enums.hpp"
 #include "sfc/shape_grid.hpp"
 #include "sfc/tuner.hpp"
 #include "sfc/tuning_source.hpp"
@@ -40,10 +41,6 @@ const CLI::Validator gemm_size(
     },
     "SIZE>=1");
 
-sfcconf_dtype c_dtype(DType d) {
-  return d == DType::f32 ? SFCCONF_F32 : d == DType::f64 ? SFCCONF_F64 : SFCCONF_BF16;
-}
-
 // ---- query -----------------------------------------------------------------
 
 struct QueryOptions {
@@ -53,10 +50,6 @@ struct QueryOptions {
   bool json = false;
 };
 
-sfcconf_layout c_layout(Layout layout) {
-  return layout == Layout::blocked ? SFCCONF_BLOCKED : layout == Layout::row_major ? SFCCONF_ROW_MAJOR : SFCCONF_COL_MAJOR;
-}
-
 void run_query(const QueryOptions& o) {
   const DType dtype = parse_dtype(o.dtype);
   const Layout layout = parse_layout(o.layout);
@@ -65,7 +58,7 @@ void run_query(const QueryOptions& o) {
   sfcconf_answer a;
   try {
     const sfcconf::TunedConfigs configs(path, o.platform);
-    a = configs.query(o.m, o.n, o.k, c_dtype(dtype), threads, c_layout(layout));
+    a = configs.query(o.m, o.n, o.k, to_sfcconf(dtype), threads, to_sfcconf(layout));
   } catch (const sfcconf::Error& e) {
     throw Error(e.what());  // a one-line message, exit code 2
   }

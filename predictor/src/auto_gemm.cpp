@@ -10,16 +10,13 @@
 #include <tuple>
 
 #include "sfc/error.hpp"
+#include "sfc/sfcconf_enums.hpp"
 #include "sfcconf.hpp"
 
 namespace sfc {
 namespace {
 
 constexpr std::size_t max_idle_plans = 16;
-
-sfcconf_dtype c_dtype(DType d) {
-  return d == DType::f32 ? SFCCONF_F32 : d == DType::f64 ? SFCCONF_F64 : SFCCONF_BF16;
-}
 
 Tier tier_of(sfcconf_tier t) {
   switch (t) {
@@ -93,11 +90,8 @@ AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   try {
-    const sfcconf_answer a = impl_->configs.query(shape.m, shape.n, shape.k, c_dtype(dtype),
-                                                  threads > 0 ? threads : omp_get_max_threads(),
-                                                  layout == Layout::blocked     ? SFCCONF_BLOCKED
-                                                  : layout == Layout::row_major ? SFCCONF_ROW_MAJOR
-                                                                                : SFCCONF_COL_MAJOR);
+    const sfcconf_answer a = impl_->configs.query(shape.m, shape.n, shape.k, to_sfcconf(dtype),
+                                                  threads > 0 ? threads : omp_get_max_threads(), to_sfcconf(layout));
     return {{a.k_layers, a.k_block_factor},
             tier_of(a.tier),
             a.distance,
