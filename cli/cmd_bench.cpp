@@ -107,16 +107,16 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
     });
   }
   // "tuned": the shape's own winner; "nn": the nearest tuned shape's. Both
-  // from the shapes tuned through the benchmark's layout, or the blocked
-  // layout's where the tables have none of that layout.
+  // from the shapes tuned through the benchmark's layout, or those the
+  // predictor borrows where the tables have none of that layout.
   const bool own_layout = std::any_of(tables.begin(), tables.end(), [&](const TuningTable& t) {
     return std::any_of(t.shapes.begin(), t.shapes.end(), [&](const TunedShape& s) {
       return s.layout == options.layout && s.dtype == options.dtype && s.threads == options.threads;
     });
   });
   if (!own_layout && options.layout != Layout::blocked)
-    spdlog::warn("--config {}: {} has no shapes tuned through the {} layout; using the blocked layout's winners "
-                 "(tune with --layout {} for this entry's own)",
+    spdlog::warn("--config {}: {} has no shapes tuned through the {} layout; borrowing another layout's "
+                 "winners (tune with --layout {} for this entry's own)",
                  choice.source, db, to_string(options.layout), to_string(options.layout));
   const ConfigPredictor predictor(tables);
   return answer_now(shapes, [&](const GemmShape& shape) {

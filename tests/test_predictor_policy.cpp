@@ -195,7 +195,7 @@ TEST_CASE("policy: bad input is refused with sfc::Error") {
   CHECK_THROWS_AS(ConfigPredictor({}, bad), Error);
 }
 
-TEST_CASE("policy: each layout answers from its own tuned shapes, and borrows the blocked ones when it has none") {
+TEST_CASE("policy: each layout answers from its own tuned shapes, and borrows others when it has none") {
   std::vector<TunedShape> shapes = region_shapes();
   TunedShape row = synthetic_shape({1024, 256, 4096}, {1, 1});
   row.layout = Layout::row_major;
@@ -208,8 +208,19 @@ TEST_CASE("policy: each layout answers from its own tuned shapes, and borrows th
   // The row layout's only shape is the nearest for every row query.
   CHECK(p.query({4096, 4096, 4096}, DType::f32, 2, Layout::row_major).nearest.m == 1024);
   CHECK(p.predict(Predictor::nearest, {1000, 250, 4000}, DType::f32, 2, Layout::row_major) == Knobs{1, 1});
-  // The column-major layout has none: it answers from the blocked shapes.
-  const Answer col = p.query({1024, 256, 4096}, DType::f32, 2, Layout::col_major);
+  // The column-major layout has none: it borrows the row-major shapes,
+  // transposed (row-major M x N x K runs the loop of column-major N x M x K).
+  const Answer col = p.query({256, 1024, 4096}, DType::f32, 2, Layout::col_major);
   CHECK(col.tier == Tier::exact);
-  CHECK(col.knobs == Knobs{2, 4});
+  CHECK(col.knobs == Knobs{1, 1});
+  CHECK(col.nearest.m == 256);
+  CHECK(col.nearest.n == 1024);
+  CHECK(p.predict(Predictor::nearest, {250, 1000, 4000}, DType::f32, 2, Layout::col_major) == Knobs{1, 1});
+  // With no plain layout tuned at all, both borrow the blocked shapes.
+  const ConfigPredictor blocked_only({synthetic_table(region_shapes())});
+  for (Layout plain : {Layout::row_major, Layout::col_major}) {
+    const Answer b = blocked_only.query({1024, 256, 4096}, DType::f32, 2, plain);
+    CHECK(b.tier == Tier::exact);
+    CHECK(b.knobs == Knobs{2, 4});
+  }
 }

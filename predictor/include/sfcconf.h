@@ -54,7 +54,8 @@ typedef enum sfcconf_dtype { SFCCONF_F32 = 0, SFCCONF_F64 = 1, SFCCONF_BF16 = 2 
 
 /* How the GEMM is called: on the blocked layout, or on plain row- or
  * column-major matrices (packing included). Each is tuned on its own; a
- * layout with no tuned shapes borrows the blocked layout's. */
+ * plain layout with no tuned shapes borrows the other plain layout's
+ * (transposed), or else the blocked layout's. */
 typedef enum sfcconf_layout {
   SFCCONF_BLOCKED = 0,
   SFCCONF_ROW_MAJOR = 1,

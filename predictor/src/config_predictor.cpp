@@ -308,12 +308,12 @@ ConfigPredictor::ConfigPredictor(ConfigPredictor&&) noexcept = default;
 ConfigPredictor& ConfigPredictor::operator=(ConfigPredictor&&) noexcept = default;
 
 NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads, Layout layout) const {
-  const ShapeGroup* g = group(dtype, threads, layout);
+  const ShapeGroup* g = group(dtype, threads, layout).shapes;
   return g && g->policy_votes ? NeighbourRule::vote : NeighbourRule::nearest;
 }
 
 double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout layout) const {
-  const ShapeGroup* g = group(dtype, threads, layout);
+  const ShapeGroup* g = group(dtype, threads, layout).shapes;
   return g ? g->max_distance : options_.max_distance.value_or(default_max_distance);
 }
 
@@ -323,12 +323,22 @@ double ConfigPredictor::l2_fraction(int threads) const {
   return l2_rule_.l2_fraction();
 }
 
-// A layout without tuned shapes of its own borrows the blocked layout's: the
-// winners of the two differ on some shapes, but far less than a blind guess.
-const ConfigPredictor::ShapeGroup* ConfigPredictor::group(DType dtype, int threads, Layout layout) const {
-  for (const auto& g : groups_)
-    if (g->dtype == dtype && g->threads == threads && g->layout == layout) return g.get();
-  return layout == Layout::blocked ? nullptr : group(dtype, threads, Layout::blocked);
+// A layout without tuned shapes of its own borrows another's. Row-major
+// M x N x K runs the column-major loop on N x M x K (sfc/gemm.hpp), so each of
+// the two plain layouts borrows the other's shapes transposed; failing that,
+// the blocked layout's (winners that differ on some shapes, but far less than
+// a blind guess).
+ConfigPredictor::GroupFor ConfigPredictor::group(DType dtype, int threads, Layout layout) const {
+  const auto find = [&](Layout l) -> const ShapeGroup* {
+    for (const auto& g : groups_)
+      if (g->dtype == dtype && g->threads == threads && g->layout == l) return g.get();
+    return nullptr;
+  };
+  if (const ShapeGroup* own = find(layout)) return {own, false};
+  if (layout == Layout::blocked) return {};
+  const Layout sibling = layout == Layout::row_major ? Layout::col_major : Layout::row_major;
+  if (const ShapeGroup* plain = find(sibling)) return {plain, true};
+  return {find(Layout::blocked), false};
 }
 
 const AnalyticalModel* ConfigPredictor::model(int threads) const {
@@ -340,20 +350,22 @@ const AnalyticalModel* ConfigPredictor::model(int threads) const {
 Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   check_prediction_request(shape, threads);
   Answer a;
-  if (const ShapeGroup* g = group(dtype, threads, layout)) {
+  const GroupFor found = group(dtype, threads, layout);
+  if (const ShapeGroup* g = found.shapes) {
+    const GemmShape q = found.transposed ? GemmShape{shape.n, shape.m, shape.k} : shape;
     std::uint32_t i;
     double d;
-    g->nearest(shape, 1, &i, &d);
+    g->nearest(q, 1, &i, &d);
     a.distance = d;
-    a.nearest = g->shapes[i];
-    const GemmShape& n = a.nearest;
-    if (n.m == shape.m && n.n == shape.n && n.k == shape.k) {
+    const GemmShape& n = g->shapes[i];
+    a.nearest = found.transposed ? GemmShape{n.n, n.m, n.k} : n;  // in the query's terms
+    if (n.m == q.m && n.n == q.n && n.k == q.k) {
       a.knobs = g->winner(i);
       a.tier = Tier::exact;
       return a;
     }
     if (d <= g->max_distance) {
-      a.knobs = g->policy_votes ? g->vote(shape, options_.vote_neighbours) : g->winner(i);
+      a.knobs = g->policy_votes ? g->vote(q, options_.vote_neighbours) : g->winner(i);
       a.tier = Tier::nearest;
       return a;
     }
@@ -394,14 +406,16 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
                   " threads: run `sfc-tune calibrate` on this platform");
     return m->predict(shape, dtype, threads).knobs;
   }
-  const ShapeGroup* g = group(dtype, threads, layout);
+  const GroupFor found = group(dtype, threads, layout);
+  const ShapeGroup* g = found.shapes;
   if (!g)
     throw Error("no tuned " + std::string(to_string(dtype)) + " shapes for " +
                 std::to_string(threads) + " threads");
-  if (predictor == Predictor::vote) return g->vote(shape, options_.vote_neighbours);
+  const GemmShape q = found.transposed ? GemmShape{shape.n, shape.m, shape.k} : shape;
+  if (predictor == Predictor::vote) return g->vote(q, options_.vote_neighbours);
   std::uint32_t i;
   double d;
-  g->nearest(shape, 1, &i, &d);
+  g->nearest(q, 1, &i, &d);
   return g->winner(i);
 }
 

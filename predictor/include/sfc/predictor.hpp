@@ -11,8 +11,8 @@
 //            algorithm: never far off, never the reason for a bad surprise)
 //
 // Neighbour rules, over the tuned shapes of the same dtype, threads and layout
-// (the entry they were tuned through; a layout with none borrows the blocked
-// layout's shapes):
+// (the entry they were tuned through; a layout with none borrows the other
+// plain layout's shapes, transposed, or else the blocked layout's):
 //   nearest  the winner of the single nearest tuned shape
 //   vote     over the k nearest, the configuration with the best mean
 //            normalised throughput (time of the shape's winner / time of the
@@ -103,7 +103,13 @@ class ConfigPredictor {
 
  private:
   struct ShapeGroup;
-  const ShapeGroup* group(DType dtype, int threads, Layout layout) const;
+  // The tuned shapes that answer for a layout: its own, or borrowed (a plain
+  // layout's sibling, whose shapes are then the query's transposed).
+  struct GroupFor {
+    const ShapeGroup* shapes = nullptr;
+    bool transposed = false;
+  };
+  GroupFor group(DType dtype, int threads, Layout layout) const;
   const AnalyticalModel* model(int threads) const;
   Answer fallback(const GemmShape& shape, DType dtype, int threads) const;  // model or default
   static Answer below_neighbours(const AnalyticalModel& model, const GemmShape& shape, DType dtype,
