@@ -19,6 +19,7 @@
 #include "sfc/bench_report.hpp"
 #include "sfc/bench_summary.hpp"
 #include "sfc/calibration.hpp"
+#include "sfc/fma_peak.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/predictor.hpp"
 #include "sfc/shape_grid.hpp"
@@ -31,6 +32,7 @@ struct BenchArguments {
   std::string grid, dtype = "f32", config = "best", db, vs = "openblas,blis,onednn";
   std::string layout = "blocked", csv, plot, statistic = "min";
   int threads = 0, reps = 10, warmup = 2, passes = 1;
+  double min_seconds = 0;
   bool json = false;
 };
 
@@ -201,6 +203,7 @@ void run_bench_command(const BenchArguments& a) {
   options.threads = a.threads > 0 ? a.threads : omp_get_max_threads();
   options.reps = a.reps;
   options.passes = a.passes;
+  options.min_seconds = a.min_seconds;
   options.warmup = a.warmup;
   options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
@@ -233,6 +236,9 @@ void run_bench_command(const BenchArguments& a) {
   }
   context.roofline =
       Roofline::from_calibration(calibration, options.dtype, options.threads, calibration_source);
+  // The ceiling above the roofline's gamma (which is LIBXSMM's kernel in cache):
+  // how far any implementation could still go on this machine.
+  context.fma_peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
   const ConfigPicker picker =
       make_picker(config, shapes, options, calibration, platform, tables, a.db);
 
@@ -301,6 +307,10 @@ void add_bench_command(CLI::App& app) {
                   "Time each shape's implementations this many times in turn (--reps runs each time) and pool "
                   "the runs, so that a burst of interference hits one pass, not one implementation")
       ->check(CLI::Range(1, 100))->capture_default_str();
+  cmd->add_option("--min-time", a->min_seconds,
+                  "Seconds each pass runs at least per implementation: small shapes get more than --reps runs "
+                  "(estimated from the roofline, the same count for every implementation, at most 1000)")
+      ->check(CLI::Range(0.0, 60.0))->capture_default_str();
   cmd->add_option("--statistic", a->statistic,
                   "Time of a shape: min (its fastest cold run, as the tuner ranks) or mean (of its runs)")
       ->check(CLI::IsMember({"min", "mean"}))->capture_default_str();

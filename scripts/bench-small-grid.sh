@@ -6,7 +6,7 @@
 #
 #   bash scripts/bench-small-grid.sh [OUT_DIR [BINARY]]   # default: build/bench-small-grid
 #   CONFIG=tuned DB=sfc-tune.db LAYOUTS=row bash scripts/bench-small-grid.sh
-#   VS=openblas,onednn REPS=20 PASSES=1 STATISTIC=mean bash scripts/bench-small-grid.sh
+#   VS=openblas,onednn REPS=20 PASSES=1 MIN_TIME=0 STATISTIC=mean bash scripts/bench-small-grid.sh
 #
 # Conditions, so that the figures compare the libraries rather than the machine:
 #  - OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from the environment:
@@ -27,6 +27,9 @@
 #    one pass, single sub-millisecond shapes swung by up to 25% between runs
 #    of the whole grid here (1024x256x256 blocked: 1.005x oneDNN in one run,
 #    0.787x in the next).
+#  - Each pass runs at least MIN_TIME seconds (default 0.05) per implementation:
+#    small shapes get up to 1000 runs instead of REPS, so that their fastest
+#    run, which the table reports, is not a lucky or unlucky draw of 10.
 # Takes about 6 minutes per layout on 2 cores (BLIS's generic build is slow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +53,7 @@ for layout in ${LAYOUTS:-blocked row}; do
   echo "bench-small-grid: $layout layout, configuration $config" >&2
   first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
     "$bin" bench --grid 256,512,1024,2048 --dtype f32 --threads 2 --vs "${VS:-openblas,blis,onednn}" \
-    --reps "${REPS:-10}" --passes "${PASSES:-3}" --statistic "${STATISTIC:-min}" \
+    --reps "${REPS:-10}" --passes "${PASSES:-3}" --min-time "${MIN_TIME:-0.05}" --statistic "${STATISTIC:-min}" \
     --layout "$layout" --config "$config" "${db_args[@]}" \
     --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.txt"
   sed -n '/^SFC-CA WHM/,/^lowest/p' "$out/$layout.txt"

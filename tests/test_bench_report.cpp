@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "sfc/bench_report.hpp"
+#include "sfc/fma_peak.hpp"
 #include "test_bench_support.hpp"
 
 namespace {
@@ -33,6 +36,39 @@ TEST_CASE("bench: the table starts with the command line and holds every figure"
                            "2,4", "# peer: A 1.0"})
     CHECK_MESSAGE(table.find(text) != std::string::npos, text);
   CHECK(table.find("standard deviation exceeds") == std::string::npos);  // no shape was noisy
+}
+
+TEST_CASE("bench: with an FMA peak the table and JSON give each implementation's share of it") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  sfc::BenchContext context = test_context();
+  const sfc::BenchSummary summary = sfc::summarize(result);
+  {
+    std::ostringstream out;
+    sfc::write_table(out, context, result, summary);
+    CHECK(out.str().find("FMA peak") == std::string::npos);  // not measured: not shown
+    CHECK(sfc::to_json(context, result, summary)["fma_peak_gflops"].is_null());
+  }
+  context.fma_peak_gflops = 2 * summary.whm_gflops[0];
+  std::ostringstream out;
+  sfc::write_table(out, context, result, summary);
+  const std::string table = out.str();
+  CHECK(table.find(fmt::format("# FMA peak: {:.1f} GFLOP/s on 2 threads", context.fma_peak_gflops)) !=
+        std::string::npos);
+  const auto row = table.find("WHM / FMA peak");
+  REQUIRE(row != std::string::npos);
+  CHECK(table.substr(row, table.find('\n', row) - row).find(" 0.500") != std::string::npos);  // sfc-ca
+  CHECK(sfc::to_json(context, result, summary)["fma_peak_gflops"].get<double>() ==
+        doctest::Approx(context.fma_peak_gflops));
+}
+
+TEST_CASE("bench: the FMA peak is measured on AVX2 and AVX-512 CPUs") {
+  const double peak = sfc::fma_peak_gflops(1);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    CHECK(peak > 1);      // a core does billions of FMAs a second
+    CHECK(peak < 1e4);    // and not trillions
+  } else {
+    CHECK(peak == 0);
+  }
 }
 
 TEST_CASE("bench: the table marks a shape whose runs varied a lot") {

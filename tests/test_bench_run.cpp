@@ -114,6 +114,37 @@ TEST_CASE("bench: passes time every implementation again and pool the runs") {
   }
 }
 
+TEST_CASE("bench: a minimum time per pass gives small shapes more runs, the same for everyone") {
+  sfc::BenchOptions options = tiny_options(sfc::Layout::blocked);
+  options.reps = 3;
+  const sfc::GemmShape small{64, 64, 64}, large{4096, 4096, 4096};
+  CHECK(sfc::bench_reps(small, options, 100) == 3);  // min_seconds 0: reps as asked
+  options.min_seconds = 0.01;
+  // 64^3 at a 100 GFLOP/s roofline: 5.2 us a run, so 0.01 s needs 1908 runs: capped.
+  CHECK(sfc::bench_reps(small, options, 100) == sfc::kMaxBenchReps);
+  CHECK(sfc::bench_reps({64, 64, 1024}, options, 100) == 120);  // 84 us a run
+  CHECK(sfc::bench_reps(large, options, 100) == 3);             // 1.4 s a run: reps
+  CHECK(sfc::bench_reps(small, options, 0) == 3);               // no roofline: reps
+
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+  peers.push_back(std::make_unique<NaivePeer>("naive", true));
+  options.passes = 2;
+  options.min_seconds = 1e-3;
+  const sfc::Roofline roofline{.gflops_per_core = 1, .bandwidth_gbs = 1000, .threads = 1, .source = "test"};
+  const sfc::GemmShape shape{32, 32, 32};  // 65.5 us at 1 GFLOP/s: 16 runs per pass
+  const sfc::BenchResult r = sfc::run_bench({shape}, options, [](const sfc::GemmShape&) {
+    return sfc::SfcConfig{};
+  }, std::move(peers), roofline);
+  REQUIRE(r.shapes[0].timings.size() == 2);
+  for (const sfc::Timing& t : r.shapes[0].timings) CHECK(t.reps == 2 * 16);
+
+  options.min_seconds = -1;
+  CHECK_THROWS_AS(sfc::run_bench({shape}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; },
+                                 {}, roofline),
+                  sfc::Error);
+}
+
 TEST_CASE("bench: a peer without the dtype is dropped with a note") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   std::vector<std::unique_ptr<sfc::GemmPeer>> peers;

@@ -45,8 +45,8 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options,
 // have (it does not expose that choice), which on this project's machines
 // (footprint 1 GiB) is the same decision for every shape it can hold.
 Timing time_peer(const GemmPeer& peer, const ColdOperands& operands, const GemmShape& shape,
-                 const BenchOptions& options) {
-  return time_runs(options.warmup, options.reps, operands.sets(), cold_footprint_bytes(),
+                 const BenchOptions& options, int reps) {
+  return time_runs(options.warmup, reps, operands.sets(), cold_footprint_bytes(),
                    [&](int set) {
                      peer.gemm(options.dtype, shape, operands.a(set), operands.lda(),
                                operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
@@ -105,7 +105,8 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   m.shape = shape;
   m.config = {plan.k_layers(), plan.k_block_factor()};
   m.roofline_gflops = roofline.bound_gflops(shape, options.dtype);
-  const int runs = options.warmup + options.reps;
+  const int reps = bench_reps(shape, options, m.roofline_gflops);
+  const int runs = options.warmup + reps;
   // Blocked sets only when SFC-CA runs blocked; plain ones for the peers, the
   // row-major entry and the check.
   std::optional<ColdOperands> blocked;
@@ -116,10 +117,10 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   m.timings.assign(1 + peers.size(), Timing{});
   for (int pass = 0; pass < options.passes; ++pass) {
     std::this_thread::sleep_for(kSettleTime);
-    m.timings[0] = pooled(m.timings[0], (blocked ? *blocked : *plain).time(plan, options.warmup, options.reps));
+    m.timings[0] = pooled(m.timings[0], (blocked ? *blocked : *plain).time(plan, options.warmup, reps));
     for (std::size_t i = 0; i < peers.size(); ++i) {
       std::this_thread::sleep_for(kSettleTime);
-      m.timings[1 + i] = pooled(m.timings[1 + i], time_peer(*peers[i], *plain, shape, options));
+      m.timings[1 + i] = pooled(m.timings[1 + i], time_peer(*peers[i], *plain, shape, options, reps));
     }
   }
   if (!peers.empty()) m.max_error_ratio = verify(plan, *plain, peers, options.dtype);
@@ -128,12 +129,21 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
 
 }  // namespace
 
+int bench_reps(const GemmShape& shape, const BenchOptions& options, double roofline_gflops) {
+  if (options.min_seconds <= 0 || roofline_gflops <= 0) return options.reps;
+  const double fastest_run = 2.0 * double(shape.m) * double(shape.n) * double(shape.k) / (roofline_gflops * 1e9);
+  const double wanted = std::ceil(options.min_seconds / fastest_run);
+  return std::max(options.reps, int(std::min(wanted, double(kMaxBenchReps))));
+}
+
 BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& options,
                       const ConfigPicker& picker, std::vector<std::unique_ptr<GemmPeer>> peers,
                       const Roofline& roofline) {
   if (shapes.empty()) throw Error("the benchmark needs at least one shape");
   if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
   if (options.passes < 1) throw Error("passes must be >= 1, got " + std::to_string(options.passes));
+  if (!(options.min_seconds >= 0 && options.min_seconds <= 60))
+    throw Error("minimum seconds per pass must be in [0, 60], got " + std::to_string(options.min_seconds));
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options.threads));
   if (options.layout == Layout::col_major)

@@ -44,6 +44,9 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   out << fmt::format("# roofline: min({:.1f} GFLOP/s/core x {} threads, {:.1f} GB/s x flop/byte), {}\n",
                      context.roofline.gflops_per_core, context.roofline.threads,
                      context.roofline.bandwidth_gbs, context.roofline.source);
+  if (context.fma_peak_gflops > 0)
+    out << fmt::format("# FMA peak: {:.1f} GFLOP/s on {} threads (FMAs on registers only, measured at the start)\n",
+                       context.fma_peak_gflops, context.threads);
   for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
   out << fmt::format("# GFLOP/s = 2MNK / {} of cold-input runs; WHM = sum of flops / sum of times\n",
@@ -79,6 +82,11 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   for (double whm : summary.whm_gflops) out << fmt::format("{:>{}.1f}", whm, kNumberWidth);
   out << "\n" << fmt::format("{:<{}}", "SFC-CA / implementation", label_width);
   for (double ratio : summary.ratio_vs) out << fmt::format("{:>{}.3f}", ratio, kNumberWidth);
+  if (context.fma_peak_gflops > 0) {
+    out << "\n" << fmt::format("{:<{}}", "WHM / FMA peak", label_width);
+    for (double whm : summary.whm_gflops)
+      out << fmt::format("{:>{}.3f}", whm / context.fma_peak_gflops, kNumberWidth);
+  }
   out << "\n\n";
   if (summary.best_peer) {
     const auto worst = std::min_element(
@@ -138,6 +146,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
                       {"roofline_gflops", m.roofline_gflops},
                       {"k_layers", m.config.k_layers},
                       {"k_block_factor", m.config.k_block_factor},
+                      {"runs", m.timings.empty() ? 0 : m.timings[0].reps},  // per implementation, all passes
                       {"gflops", rate},
                       {"min_seconds", fastest},
                       {"mean_seconds", mean},
@@ -157,6 +166,8 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
            {{"gflops_per_core", context.roofline.gflops_per_core},
             {"bandwidth_gbs", context.roofline.bandwidth_gbs},
             {"source", context.roofline.source}}},
+          {"fma_peak_gflops", context.fma_peak_gflops > 0 ? nlohmann::json(context.fma_peak_gflops)
+                                                          : nlohmann::json(nullptr)},
           {"machine_load", context.machine_load},
           {"environment", context.environment},
           {"notes", result.notes},

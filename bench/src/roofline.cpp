@@ -4,6 +4,8 @@
 
 namespace sfc {
 
+double simd_rate(DType dtype) { return dtype == DType::f64 ? 0.5 : dtype == DType::bf16 ? 2.0 : 1.0; }
+
 double arithmetic_intensity(const GemmShape& shape, DType dtype) {
   const double m = double(shape.m), n = double(shape.n), k = double(shape.k);
   const double bytes =
@@ -13,8 +15,7 @@ double arithmetic_intensity(const GemmShape& shape, DType dtype) {
 
 Roofline Roofline::from_calibration(const Calibration& calibration, DType dtype, int threads,
                                     std::string source) {
-  const double simd_rate = dtype == DType::f64 ? 0.5 : dtype == DType::bf16 ? 2.0 : 1.0;
-  return {calibration.gamma_gflops_per_core * simd_rate, calibration.beta_gbytes_per_s, threads,
+  return {calibration.gamma_gflops_per_core * simd_rate(dtype), calibration.beta_gbytes_per_s, threads,
           std::move(source)};
 }
 

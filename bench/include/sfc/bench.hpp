@@ -38,6 +38,12 @@ struct BenchOptions {
   // its passes. A burst of interference then lands on one pass of one
   // implementation, not on all the runs of whichever was timed during it.
   int passes = 1;
+  // Each pass runs at least this many seconds per implementation: a shape's
+  // reps grow to min_seconds over the roofline's time for it (the fastest any
+  // implementation can be), the same count for every implementation, at most
+  // kMaxBenchReps. The minimum of a 0.1 ms shape's 10 runs moves by ~10%
+  // between grid runs on a noisy machine; more runs pin it down. 0: reps only.
+  double min_seconds = 0;
   // The time of a shape and implementation: its fastest cold run (as the
   // tuner ranks) or the mean of its runs (as the paper reports).
   Statistic statistic = Statistic::min;
@@ -59,6 +65,12 @@ struct BenchResult {
   std::vector<ShapeMeasurement> shapes;
   std::vector<std::string> notes;            // peers skipped, results that disagree
 };
+
+inline constexpr int kMaxBenchReps = 1000;
+
+// The timed runs per pass and implementation `options` give `shape`
+// (BenchOptions::min_seconds).
+int bench_reps(const GemmShape& shape, const BenchOptions& options, double roofline_gflops);
 
 // The name SFC-CA GEMM has in reports.
 inline constexpr const char* kSfcImplementation = "sfc-ca";

@@ -11,6 +11,10 @@
 
 namespace sfc {
 
+// Flops per FMA lane of `dtype` relative to fp32: f64 does half the flops per
+// FMA instruction, bf16 (AVX512-BF16 dot products) twice.
+double simd_rate(DType dtype);
+
 // Flops per byte of A + B + C, each read or written once.
 double arithmetic_intensity(const GemmShape& shape, DType dtype);
 
@@ -20,9 +24,8 @@ struct Roofline {
   int threads = 1;
   std::string source;          // where gamma and beta came from, for the report
 
-  // From a calibration (calibrate() or a stored one), whose gamma is fp32's.
-  // Other dtypes scale it by their SIMD rate: f64 does half the flops per
-  // FMA instruction, bf16 (AVX512-BF16 dot products) twice.
+  // From a calibration (calibrate() or a stored one), whose gamma is fp32's;
+  // other dtypes scale it by their simd_rate.
   static Roofline from_calibration(const Calibration& calibration, DType dtype, int threads,
                                    std::string source);
 

@@ -1,0 +1,16 @@
+// The machine's arithmetic ceiling, measured: fp32 fused multiply-adds with
+// every operand in registers, on all of the benchmark's threads at once. No
+// GEMM beats it at the same clock speed (a shared or turbo-boosted CPU's clock
+// drifts by a few percent over minutes); the report gives each
+// implementation's share of it, so a reader sees how much room is left above
+// the fastest library.
+#pragma once
+
+namespace sfc {
+
+// GFLOP/s of all `threads` together (each thread's best of five ~50 ms runs,
+// timed with its own CPU clock, like calibrate()); AVX-512 where the CPU has it,
+// else AVX2 + FMA. 0 when the CPU has neither: the report then leaves it out.
+double fma_peak_gflops(int threads);
+
+}  // namespace sfc
