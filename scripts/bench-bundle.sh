@@ -7,6 +7,7 @@
 #   bash scripts/bench-bundle.sh [OUT_DIR]      # default: build-bundle/sfc-tune-bundle
 #   scp build-bundle/sfc-tune-bundle.tar.gz there: && tar xzf sfc-tune-bundle.tar.gz
 #   sfc-tune-bundle/sfc-tune bench --grid 256,512,1024,2048 --threads 16
+#   THREADS=16 VS=openblas,onednn sfc-tune-bundle/bench-small-grid.sh OUT   # the issue's run, both layouts
 #
 # The launcher sets LD_LIBRARY_PATH to the bundle's lib/ and SFC_<PEER>_LIBRARY
 # to each bundled peer, so nothing is looked up on the target machine. It
@@ -69,6 +70,8 @@ done
   echo 'exec "$here/bin/sfc-tune" "$@"'
 } > "$out/sfc-tune"
 chmod +x "$out/sfc-tune"
+# The issue's measurement, which finds the launcher next to it.
+cp scripts/bench-small-grid.sh "$out/"
 
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 glibc=$(objdump -T "$out/bin/sfc-tune" "$out"/lib/*.so* 2>/dev/null |

@@ -7,6 +7,12 @@
 #   bash scripts/bench-small-grid.sh [OUT_DIR [BINARY]]   # default: build/bench-small-grid
 #   CONFIG=tuned DB=sfc-tune.db LAYOUTS=row bash scripts/bench-small-grid.sh
 #   VS=openblas,onednn REPS=20 PASSES=1 MIN_TIME=0 STATISTIC=mean bash scripts/bench-small-grid.sh
+#   THREADS=16 VS=openblas,onednn sfc-tune-bundle/bench-small-grid.sh OUT   # from the carried bundle
+#
+# BINARY defaults to the bundle's launcher when the script sits in a bundle
+# (scripts/bench-bundle.sh puts it there), else to this checkout's
+# build/bin/sfc-tune. THREADS (default 2) and GRID (default 256,512,1024,2048)
+# change the measurement; the issue's figures use the defaults.
 #
 # Conditions, so that the figures compare the libraries rather than the machine:
 #  - OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from the environment:
@@ -32,9 +38,12 @@
 #    run, which the table reports, is not a lucky or unlucky draw of 10.
 # Takes about 6 minutes per layout on 2 cores (BLIS's generic build is slow).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -x "$here/sfc-tune" ]; then default_bin=$here/sfc-tune; else default_bin=$(dirname "$here")/build/bin/sfc-tune; fi
 out=${1:-build/bench-small-grid}
-bin=${2:-./build/bin/sfc-tune}
+bin=${2:-$default_bin}
+threads=${THREADS:-2}
+grid=${GRID:-256,512,1024,2048}
 config=${CONFIG:-best}
 mkdir -p "$out"
 
@@ -50,9 +59,9 @@ db_args=()
 if [ -n "${DB:-}" ]; then db_args=(--db "$DB"); fi
 
 for layout in ${LAYOUTS:-blocked row}; do
-  echo "bench-small-grid: $layout layout, configuration $config" >&2
+  echo "bench-small-grid: $layout layout, $threads threads, configuration $config" >&2
   first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
-    "$bin" bench --grid 256,512,1024,2048 --dtype f32 --threads 2 --vs "${VS:-openblas,blis,onednn}" \
+    "$bin" bench --grid "$grid" --dtype f32 --threads "$threads" --vs "${VS:-openblas,blis,onednn}" \
     --reps "${REPS:-10}" --passes "${PASSES:-3}" --min-time "${MIN_TIME:-0.05}" --statistic "${STATISTIC:-min}" \
     --layout "$layout" --config "$config" "${db_args[@]}" \
     --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.txt"
