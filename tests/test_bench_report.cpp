@@ -69,6 +69,7 @@ TEST_CASE("bench: the FMA peak is measured on AVX2 and AVX-512 CPUs") {
   } else {
     CHECK(peak == 0);
   }
+  CHECK(sfc::fma_peak_gflops(0) >= 0);  // no threads asked: one, not a crash
 }
 
 TEST_CASE("bench: the table marks a shape whose runs varied a lot") {

@@ -69,6 +69,7 @@ __attribute__((target("avx2,fma"))) double fma_loop_avx2(long iterations, float&
 }  // namespace
 
 double fma_peak_gflops(int threads) {
+  threads = std::max(threads, 1);
   double (*loop)(long, float&) = nullptr;
   long iterations = 0;  // ~10 GFLOP a run with AVX-512, ~50 ms at 200 GFLOP/s
   if (__builtin_cpu_supports("avx512f")) {
@@ -80,7 +81,7 @@ double fma_peak_gflops(int threads) {
   } else {
     return 0;
   }
-  std::vector<double> best(std::size_t(std::max(threads, 1)), 0.0);
+  std::vector<double> best(std::size_t(threads), 0.0);
   std::vector<float> sinks(best.size(), 0.0f);
 #pragma omp parallel num_threads(threads)
   {
