@@ -13,13 +13,13 @@
 namespace sfc {
 namespace {
 
-// Best of several short runs: on a shared virtual machine a run can lose its
-// core to the hypervisor, which the thread's CPU clock does not see.
+// Best of several short runs: on a shared machine any run can lose a core to
+// another process for a while.
 constexpr int kRepetitions = 5;
 
-double thread_cpu_seconds() {
+double wall_seconds() {
   timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  clock_gettime(CLOCK_MONOTONIC, &now);
   return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
 }
 
@@ -81,25 +81,36 @@ double fma_peak_gflops(int threads) {
   } else {
     return 0;
   }
-  std::vector<double> best(std::size_t(threads), 0.0);
-  std::vector<float> sinks(best.size(), 0.0f);
+  // The team's rate: every thread's flops over the wall time from the barrier
+  // that starts them to the one that ends the slowest. A per-thread CPU clock
+  // would hide oversubscription (16 threads on 2 cores would read as 16 cores).
+  double best = 0;
+  std::vector<float> sinks(std::size_t(threads), 0.0f);
+  std::vector<double> starts(std::size_t(threads), 0.0), ends(std::size_t(threads), 0.0);
+  bool ran = true;
 #pragma omp parallel num_threads(threads)
   {
     const std::size_t t = std::size_t(omp_get_thread_num());
+    double flops = 0;
     for (int rep = 0; rep < kRepetitions; ++rep) {
 #pragma omp barrier
-      const double start = thread_cpu_seconds();
-      const double flops = loop(iterations, sinks[t]);
-      best[t] = std::max(best[t], flops / (thread_cpu_seconds() - start));
+      starts[t] = wall_seconds();
+      flops = loop(iterations, sinks[t]);
+      ends[t] = wall_seconds();
+#pragma omp barrier
+#pragma omp master
+      {
+        const int team = omp_get_num_threads();
+        const double first = *std::min_element(starts.begin(), starts.begin() + team);
+        const double last = *std::max_element(ends.begin(), ends.begin() + team);
+        best = std::max(best, flops * team / (last - first));
+      }
     }
   }
-  double total = 0;
-  for (double rate : best) total += rate;
   // The accumulators converge to ~0.1 and stay finite; a NaN would mean the
   // loop did not run as written.
-  for (float s : sinks)
-    if (!(s == s)) return 0;
-  return total / 1e9;
+  for (float s : sinks) ran = ran && s == s;
+  return ran ? best / 1e9 : 0;
 }
 
 }  // namespace sfc

@@ -8,9 +8,10 @@
 
 namespace sfc {
 
-// GFLOP/s of all `threads` together (each thread's best of five ~50 ms runs,
-// timed with its own CPU clock, like calibrate()); AVX-512 where the CPU has it,
-// else AVX2 + FMA. 0 when the CPU has neither: the report then leaves it out.
+// GFLOP/s of all `threads` together: the best of five ~50 ms runs of the
+// whole team by the wall clock, so more threads than cores measure the cores.
+// AVX-512 where the CPU has it, else AVX2 + FMA; 0 when the CPU has neither
+// (the report then leaves it out).
 double fma_peak_gflops(int threads);
 
 }  // namespace sfc
