@@ -81,8 +81,8 @@ double fma_peak_gflops(int threads) {
   } else {
     return 0;
   }
-  // The team's rate: every thread's flops over the wall time from the barrier
-  // that starts them to the one that ends the slowest. A per-thread CPU clock
+  // The team's rate: every thread's flops over the wall time from the first
+  // thread's start to the last one's end. A per-thread CPU clock
   // would hide oversubscription (16 threads on 2 cores would read as 16 cores).
   double best = 0;
   std::vector<float> sinks(std::size_t(threads), 0.0f);
