@@ -308,8 +308,10 @@ void add_bench_command(CLI::App& app) {
                   "the runs, so that a burst of interference hits one pass, not one implementation")
       ->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--min-time", a->min_seconds,
-                  "Seconds each pass runs at least per implementation: small shapes get more than --reps runs "
-                  "(estimated from the roofline, the same count for every implementation, at most 1000)")
+                  fmt::format("Seconds each pass runs at least per implementation: small shapes get more than "
+                              "--reps runs (estimated from the roofline, the same count for every "
+                              "implementation, at most {})",
+                              kMaxBenchReps))
       ->check(CLI::Range(0.0, 60.0))->capture_default_str();
   cmd->add_option("--statistic", a->statistic,
                   "Time of a shape: min (its fastest cold run, as the tuner ranks) or mean (of its runs)")

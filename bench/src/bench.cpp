@@ -131,7 +131,7 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
 
 int bench_reps(const GemmShape& shape, const BenchOptions& options, double roofline_gflops) {
   if (options.min_seconds <= 0 || roofline_gflops <= 0) return options.reps;
-  const double fastest_run = 2.0 * double(shape.m) * double(shape.n) * double(shape.k) / (roofline_gflops * 1e9);
+  const double fastest_run = shape.flops() / (roofline_gflops * 1e9);
   const double wanted = std::ceil(options.min_seconds / fastest_run);
   return std::max(options.reps, int(std::min(wanted, double(kMaxBenchReps))));
 }
