@@ -27,7 +27,7 @@
 #    512^3 ran at 26-160 GFLOP/s niced or not, 283-350 this way; a spinning
 #    thread lost ~50% of its time in preemptions, ~2% this way.
 #    Other processes get little CPU while it runs.
-#  - Every shape's implementations are timed PASSES times in turn (default 3),
+#  - Every shape's implementations are timed PASSES times in turn (default 5),
 #    REPS cold runs each time: what is left of the interference then hits one
 #    pass of one implementation instead of all the runs of one of them. With
 #    one pass, single sub-millisecond shapes swung by up to 25% between runs
@@ -36,7 +36,10 @@
 #  - Each pass runs at least MIN_TIME seconds (default 0.05) per implementation:
 #    small shapes get up to 1000 runs instead of REPS, so that their fastest
 #    run, which the table reports, is not a lucky or unlucky draw of 10.
-# Takes about 6 minutes per layout on 2 cores (BLIS's generic build is slow).
+#    Three passes still let a sustained burst (a load of 2.75 at the start of
+#    one run) push one shape per entry to 0.88-0.89; five kept every shape
+#    at 0.91 or more under a load of 2.26.
+# Takes about 10 minutes per layout on 2 cores (BLIS's generic build is slow).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$here/sfc-tune" ]; then default_bin=$here/sfc-tune; else default_bin=$(dirname "$here")/build/bin/sfc-tune; fi
@@ -62,7 +65,7 @@ for layout in ${LAYOUTS:-blocked row}; do
   echo "bench-small-grid: $layout layout, $threads threads, configuration $config" >&2
   first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
     "$bin" bench --grid "$grid" --dtype f32 --threads "$threads" --vs "${VS:-openblas,blis,onednn}" \
-    --reps "${REPS:-10}" --passes "${PASSES:-3}" --min-time "${MIN_TIME:-0.05}" --statistic "${STATISTIC:-min}" \
+    --reps "${REPS:-10}" --passes "${PASSES:-5}" --min-time "${MIN_TIME:-0.05}" --statistic "${STATISTIC:-min}" \
     --layout "$layout" --config "$config" "${db_args[@]}" \
     --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.txt"
   sed -n '/^SFC-CA WHM/,/^lowest/p' "$out/$layout.txt"
