@@ -29,7 +29,7 @@ namespace sfc::cli {
 namespace {
 
 struct BenchArguments {
-  std::string grid, dtype = "f32", config = "best", db, vs = "openblas,blis,onednn";
+  std::string grid, dtype = "f32", config = "best", db, platform, vs = "openblas,blis,onednn";
   std::string layout = "blocked", csv, plot, statistic = "min";
   int threads = 0, reps = 10, warmup = 2, passes = 1;
   double min_seconds = 0;
@@ -120,7 +120,7 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
     spdlog::warn("--config {}: {} has no shapes tuned through the {} layout; borrowing another layout's "
                  "winners (tune with --layout {} for this entry's own)",
                  choice.source, db, to_string(options.layout), to_string(options.layout));
-  const ConfigPredictor predictor(tables);
+  const ConfigPredictor predictor(tables, {}, platform);
   return answer_now(shapes, [&](const GemmShape& shape) {
     if (choice.source == "nn") {
       const Knobs knobs =
@@ -136,14 +136,18 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   });
 }
 
-// The calibration a tuning table of this machine at `threads` threads holds;
-// zeros when none does.
+// The calibration a tuning table of this machine holds (gamma per core and
+// the shared beta carry over between thread counts): the one at `threads`
+// threads, else another's; zeros when none does.
 Calibration stored_calibration(const std::vector<TuningTable>& tables, int threads) {
-  for (const TuningTable& table : tables)
-    if (table.platform.threads == threads && table.calibration.gamma_gflops_per_core > 0 &&
-        table.calibration.beta_gbytes_per_s > 0)
-      return table.calibration;
-  return {};
+  Calibration found;
+  for (const TuningTable& table : tables) {
+    const Calibration& c = table.calibration;
+    if (c.gamma_gflops_per_core <= 0 || c.beta_gbytes_per_s <= 0) continue;
+    if (table.platform.threads == threads) return c;
+    if (found.gamma_gflops_per_core <= 0) found = c;
+  }
+  return found;
 }
 
 // Environment variables that change what an implementation runs: OpenBLAS's
@@ -208,8 +212,11 @@ void run_bench_command(const BenchArguments& a) {
   options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
   const ConfigChoice config = parse_config_choice(a.config, a.db);
-  // A TuningStore database or an exported tuning table; this machine's tables.
-  const std::vector<TuningTable> tables = a.db.empty() ? std::vector<TuningTable>{} : load_tuning_tables(a.db);
+  // A TuningStore database or an exported tuning table: this machine's (or a
+  // compatible one's) tables, or those --platform / SFC_PLATFORM choose.
+  const PlatformChoice platform_choice = PlatformChoice::parse_or_environment(a.platform);
+  const std::vector<TuningTable> tables =
+      a.db.empty() ? std::vector<TuningTable>{} : load_tuning_tables(a.db, platform_choice);
   auto csv = open_output(a.csv, "--csv");
   auto plot = open_output(a.plot, "--plot");
 
@@ -297,6 +304,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--db", a->db,
                   "Tuning database or exported tuning table: winners for --config tuned or nn, and the "
                   "stored calibration for the roofline");
+  cmd->add_option("--platform", a->platform,
+                  "Whose results in --db: this (this machine's or a compatible one's), any (forced, foreign "
+                  "included) or a platform hash (default: SFC_PLATFORM, else this)");
   cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn; or none (SFC-CA alone)")
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation")

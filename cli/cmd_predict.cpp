@@ -32,6 +32,10 @@ nlohmann::json distance_json(double d) { return std::isfinite(d) ? nlohmann::jso
 
 int default_threads() { return omp_get_max_threads(); }
 
+constexpr const char* kPlatformHelp =
+    "Whose results to use: this (this machine's, else a compatible one's), any (forced: foreign "
+    "ones too) or a platform hash (default: SFC_PLATFORM, else this)";
+
 // A GEMM size: an integer >= 1, refused with a one-line reason otherwise.
 const CLI::Validator gemm_size(
     [](std::string& text) -> std::string {
@@ -55,17 +59,19 @@ void run_query(const QueryOptions& o) {
   const Layout layout = parse_layout(o.layout);
   const int threads = o.threads > 0 ? o.threads : default_threads();
   const std::string& path = o.table.empty() ? o.db : o.table;
-  sfcconf_answer a;
+  sfcconf::TunedConfigs::Match match;
   try {
     const sfcconf::TunedConfigs configs(path, o.platform);
-    a = configs.query(o.m, o.n, o.k, to_sfcconf(dtype), threads, to_sfcconf(layout));
+    match = configs.query_match(o.m, o.n, o.k, to_sfcconf(dtype), threads, to_sfcconf(layout));
   } catch (const sfcconf::Error& e) {
     throw Error(e.what());  // a one-line message, exit code 2
   }
+  const sfcconf_answer& a = match.answer;
   const std::string tier = sfcconf_tier_name(a.tier);
-  std::printf("%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s",
+  const std::string platform = sfcconf_platform_match_name(match.platform);
+  std::printf("%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s, platform %s",
               (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, o.layout.c_str(),
-              a.k_layers, a.k_block_factor, tier.c_str());
+              a.k_layers, a.k_block_factor, tier.c_str(), platform.c_str());
   if (std::isfinite(a.distance))
     std::printf(", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n",
                 (long long)a.nearest_m, (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
@@ -81,6 +87,7 @@ void run_query(const QueryOptions& o) {
                       {"k_layers", a.k_layers},
                       {"k_block_factor", a.k_block_factor},
                       {"tier", tier},
+                      {"platform", platform},
                       {"distance", distance_json(a.distance)},
                       {"nearest", nullptr}};
   if (std::isfinite(a.distance))
@@ -228,7 +235,8 @@ void run_evaluate(const EvaluateOptions& o) {
   const int threads = o.threads > 0 ? o.threads : default_threads();
   const Layout layout = parse_layout(o.layout);
   const Tuner tuner({.dtype = dtype, .threads = threads, .warmup = o.warmup, .reps = o.reps, .layout = layout});
-  std::vector<TuningTable> tables = load_tuning_tables(o.db, o.platform);
+  const PlatformChoice choice = PlatformChoice::parse_or_environment(o.platform);
+  std::vector<TuningTable> tables = load_tuning_tables(o.db, choice);
 
   HeldOut split;
   if (o.holdout) {
@@ -236,7 +244,7 @@ void run_evaluate(const EvaluateOptions& o) {
   } else {
     std::vector<TunedShape> tests =
         o.test_db.empty() ? shapes_from_file(o.test_shapes, tables, tuner)
-                          : shapes_of(load_tuning_tables(o.test_db, o.platform), dtype, threads, layout);
+                          : shapes_of(load_tuning_tables(o.test_db, choice), dtype, threads, layout);
     if (tests.empty())
       throw Error("no tuned " + o.dtype + " shapes on " + std::to_string(threads) + " threads (" + o.layout +
                   " layout) in " + o.test_db);
@@ -272,8 +280,7 @@ void add_predict_commands(CLI::App& app) {
   query->add_option("K", q->k, "Columns of A, rows of B")->required()->check(gemm_size);
   auto* db = query->add_option("--db", q->db, "Tuning database (SQLite)")->capture_default_str();
   query->add_option("--table", q->table, "Exported tuning table")->excludes(db);
-  query->add_option("--platform", q->platform,
-                    "Platform hash to use results of another machine (default: this machine)");
+  query->add_option("--platform", q->platform, kPlatformHelp);
   query->add_option("--dtype", q->dtype, "Element type: f32, f64 or bf16")
       ->check(CLI::IsMember({"f32", "f64", "bf16"}))
       ->capture_default_str();
@@ -310,7 +317,7 @@ void add_predict_commands(CLI::App& app) {
   ev->add_option("--seed", e->seed, "Seed of the held-out draw")->capture_default_str();
   test_db->excludes(test_shapes)->excludes(holdout);
   test_shapes->excludes(holdout);
-  ev->add_option("--platform", e->platform, "Platform hash (default: this machine)");
+  ev->add_option("--platform", e->platform, kPlatformHelp);
   ev->add_option("--dtype", e->dtype, "Element type: f32, f64 or bf16")
       ->check(CLI::IsMember({"f32", "f64", "bf16"}))
       ->capture_default_str();

@@ -20,6 +20,7 @@
 #include "sfc/store_exchange.hpp"
 #include "sfc/tuning_session.hpp"
 #include "sfc/tuning_store.hpp"
+#include "sfc/tuning_table.hpp"
 
 namespace sfc::cli {
 namespace {
@@ -263,26 +264,66 @@ struct InfoArgs {
   bool json = false;
 };
 
+bool starts_with_table_magic(const std::string& path) {
+  char head[10] = {};
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return false;
+  const std::size_t read = std::fread(head, 1, sizeof head, file);
+  std::fclose(file);
+  return std::string_view(head, read) == "sfc-table ";
+}
+
+// A size in bytes as KiB, or "unknown" for a record made before hwloc.
+std::string kib(const json& platform, const char* key) {
+  const long long bytes = platform[key].get<long long>();
+  if (bytes == 0 && platform["numa_nodes"].get<long long>() == 0) return "unknown";
+  return std::to_string(bytes / 1024) + " KiB";
+}
+
 void run_info(const InfoArgs& a) {
-  const json info = describe_store(TuningStore(a.db, TuningStore::Mode::read_only));
-  std::printf("%s: schema version %d, %zu platform(s)\n", a.db.c_str(), info["schema_version"].get<int>(),
-              info["platforms"].size());
-  for (const json& p : info["platforms"]) {
-    std::printf("platform %s: %s, %d cores, %d threads, L1d %lld KiB, L2 %lld KiB, L3 %lld KiB, isa %s, "
+  // A database, or an exported tuning table (what a fleet is deployed with);
+  // anything else is opened as a database, whose refusal says what it is.
+  std::error_code error;
+  if (!std::filesystem::exists(a.db, error)) throw Error("no tuning database or table at " + a.db);
+  const bool database = has_sqlite_header(a.db) || !starts_with_table_magic(a.db);
+  json info;
+  std::vector<Platform> platforms;
+  if (database) {
+    const TuningStore store(a.db, TuningStore::Mode::read_only);
+    info = describe_store(store);
+    std::printf("%s: tuning database, schema version %d, %zu platform(s)\n", a.db.c_str(),
+                info["schema_version"].get<int>(), info["platforms"].size());
+    platforms = store.platforms();
+  } else {
+    const TuningTable table = TuningTable::load(a.db);
+    info = describe_table(table, a.db);
+    std::printf("%s: tuning table of %zu shapes\n", a.db.c_str(), table.shapes.size());
+    platforms = {table.platform};
+  }
+  const Platform here = detect_platform();
+  std::size_t i = 0;
+  for (json& p : info["platforms"]) {
+    std::printf("platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, %d NUMA node(s), isa %s, "
                 "LIBXSMM %s, %s\n",
                 p["hash"].get<std::string>().c_str(), p["cpu_model"].get<std::string>().c_str(), p["cores"].get<int>(),
-                p["threads"].get<int>(), p["l1d_bytes"].get<long long>() / 1024, p["l2_bytes"].get<long long>() / 1024,
-                p["l3_bytes"].get<long long>() / 1024, p["isa"].get<std::string>().c_str(),
+                p["threads"].get<int>(), kib(p, "l1d_bytes").c_str(), kib(p, "l2_bytes").c_str(),
+                kib(p, "l3_bytes").c_str(), p["numa_nodes"].get<int>(), p["isa"].get<std::string>().c_str(),
                 p["libxsmm_version"].get<std::string>().c_str(), p["compiler"].get<std::string>().c_str());
+    const PlatformComparison match = compare_platforms(platforms.at(i++), here);
+    std::printf("  on this machine: %s%s%s\n", std::string(to_string(match.match)).c_str(),
+                match.differences.empty() ? "" : " -- ", match.describe().c_str());
+    p["match"] = {{"platform", std::string(to_string(match.match))}, {"differences", match.differences}};
     if (const json& c = p["calibration"]; !c.is_null())
-      std::printf("  calibration: gamma %.1f GFLOP/s per core, beta %.1f GB/s (%s)\n",
+      std::printf("  calibration: gamma %.1f GFLOP/s per core, beta %.1f GB/s%s\n",
                   c["gamma_gflops_per_core"].get<double>(), c["beta_gbytes_per_s"].get<double>(),
-                  c["measured_at"].get<std::string>().c_str());
-    for (const json& r : p["results"])
-      std::printf("  %s, %d threads, %s layout: %lld shapes (%lld with a winner), %lld measurements\n",
-                  r["dtype"].get<std::string>().c_str(), r["threads"].get<int>(),
-                  r["layout"].get<std::string>().c_str(), r["shapes"].get<long long>(),
-                  r["tuned_shapes"].get<long long>(), r["measurements"].get<long long>());
+                  c["measured_at"].is_null() ? "" : (" (" + c["measured_at"].get<std::string>() + ")").c_str());
+    for (const json& r : p["results"]) {
+      std::printf("  %s, %d threads, %s layout: %lld shapes (%lld with a winner)", r["dtype"].get<std::string>().c_str(),
+                  r["threads"].get<int>(), r["layout"].get<std::string>().c_str(), r["shapes"].get<long long>(),
+                  r["tuned_shapes"].get<long long>());
+      if (!r["measurements"].is_null()) std::printf(", %lld measurements", r["measurements"].get<long long>());
+      std::printf("\n");
+    }
   }
   if (a.json) {
     json summary = info;
@@ -320,8 +361,9 @@ void add_exchange_commands(CLI::App& app) {
   CLI::App* db = app.add_subcommand("db", "Inspect a tuning database");
   db->require_subcommand(1);
   auto n = std::make_shared<InfoArgs>();
-  CLI::App* info = db->add_subcommand("info", "List platforms, dtypes, thread counts and shape counts");
-  info->add_option("--db", n->db, "Tuning database")->capture_default_str();
+  CLI::App* info = db->add_subcommand(
+      "info", "List platforms (and how each matches this machine), dtypes, thread counts and shape counts");
+  info->add_option("--db", n->db, "Tuning database or exported tuning table")->capture_default_str();
   info->add_flag("--json", n->json, "Print a JSON summary as the last line of stdout");
   info->callback([n] { run_info(*n); });
 }

@@ -24,6 +24,13 @@ add_library(sfc_libxsmm INTERFACE)
 target_include_directories(sfc_libxsmm SYSTEM INTERFACE ${LIBXSMM_INCLUDE_DIR})
 target_link_libraries(sfc_libxsmm INTERFACE ${LIBXSMM_LIBRARY} ${LIBXSMM_NOBLAS_LIBRARY} pthread dl m)
 
+# hwloc reads the topology and cache sizes of the platform fingerprint.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc)
+endif()
+sfc_require(HWLOC_FOUND "hwloc" "libhwloc-dev")
+
 find_package(SQLite3 QUIET)
 sfc_require(SQLite3_FOUND "SQLite 3" "libsqlite3-dev")
 

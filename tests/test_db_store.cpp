@@ -9,6 +9,7 @@
 
 #include "schema.hpp"  // db/src: builds old databases for the migration test
 #include "sfc/error.hpp"
+#include "sfc/platform_fields.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sqlite.hpp"
 #include "test_db_support.hpp"
@@ -138,7 +139,8 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
 
 TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, migrates to the current schema") {
   TempDir dir("store");
-  const std::string path = dir.file("v1.db"), hash = sfc::test::sample_platform().hash();
+  const std::string path = dir.file("v1.db");
+  std::string hash = sfc::test::sample_platform().hash();
   {
     sfc::sqlite::Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     sfc::schema::migrate(db, 1);
@@ -159,7 +161,14 @@ TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, m
   )sql").c_str());
   CHECK(open_error(path, Mode::read_only).find("migrate") != std::string::npos);
   TuningStore store(path, Mode::read_write);
-  CHECK(store.schema_version() == 3);
+  CHECK(store.schema_version() == sfc::schema::kVersion);
+  // Re-keyed by version 4: the hash of the hardware, the L3 size unknown.
+  REQUIRE(store.platforms().size() == 1);
+  const std::string old_hash = hash;
+  hash = store.platforms()[0].hash();
+  CHECK(hash != old_hash);
+  CHECK(store.platforms()[0].l3_bytes == 0);
+  CHECK(store.platforms()[0].legacy());
   const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(winners.size() == 1);
   CHECK(winners[0].k_block_factor == 1);
@@ -174,6 +183,85 @@ TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, m
   CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::row_major)->k_layers == 2);
   CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 1);
   CHECK(store.result_groups(hash).size() == 2);
+}
+
+TEST_CASE("store: version 4 re-keys a version 3 database; twins that differed only in L3 or compiler merge") {
+  TempDir dir("store");
+  const std::string path = dir.file("v3.db");
+  {
+    sfc::sqlite::Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    sfc::schema::migrate(db, 3);
+  }
+  // Two machines of one kind, keyed apart by a junk L3 size (and a compiler),
+  // each with a measurement of one shape; and a third, other machine.
+  sfc::Platform a = sfc::test::sample_platform(), b = a, other = a;
+  a.numa_nodes = b.numa_nodes = other.numa_nodes = 0;  // version 3 had no such column
+  a.l3_bytes = 532676608;
+  b.l3_bytes = 402653184;
+  b.compiler = "gcc 13";
+  other.l2_bytes = 2 << 20;
+  std::string sql;
+  int id = 1;
+  for (const sfc::Platform& p : {a, b, other})
+    sql += "INSERT INTO platforms VALUES (" + std::to_string(id++) + ", '" + sfc::legacy_platform_hash(p) + "', '" +
+           p.cpu_model + "', 2, 2, 49152, " + std::to_string(p.l2_bytes) + ", " + std::to_string(p.l3_bytes) +
+           ", 'cpx', '1.17', '" + p.compiler + "');";
+  sql += R"sql(
+    INSERT INTO shapes VALUES (1, 512, 512, 512);
+    INSERT INTO measurements (platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor,
+      effective_k_layers, effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, screening,
+      measured_at)
+    VALUES (1, 1, 'f32', 2, 'blocked', 1, 1, 1, 1, 64, 64, 64, 2, 10, 2e-3, 2e-3, 1e-4, 0, 't1'),
+           (2, 1, 'f32', 2, 'blocked', 2, 1, 2, 1, 64, 64, 64, 2, 10, 1e-3, 1e-3, 1e-4, 0, 't2'),
+           (2, 1, 'f32', 2, 'blocked', 1, 1, 1, 1, 64, 64, 64, 2, 10, 2e-3, 2e-3, 1e-4, 0, 't1'),
+           (3, 1, 'f32', 2, 'blocked', 4, 4, 4, 4, 64, 64, 64, 2, 10, 3e-3, 3e-3, 1e-4, 0, 't3');
+    INSERT INTO winning_configs VALUES (1, 1, 'f32', 2, 'blocked', 1, 1, 2e-3, 2e-3, 10),
+                                       (2, 1, 'f32', 2, 'blocked', 2, 1, 1e-3, 1e-3, 10),
+                                       (3, 1, 'f32', 2, 'blocked', 4, 4, 3e-3, 3e-3, 10);
+    INSERT INTO calibrations VALUES (1, 100, 10, '2025-01-01T00:00:00Z'), (2, 200, 20, '2025-06-01T00:00:00Z');
+    PRAGMA user_version = 3;
+  )sql";
+  raw_sql(path, sql.c_str());
+
+  TuningStore store(path, Mode::read_write);
+  CHECK(store.schema_version() == sfc::schema::kVersion);
+  const std::vector<sfc::Platform> platforms = store.platforms();
+  REQUIRE(platforms.size() == 2);
+  sfc::Platform twin = a;
+  twin.l3_bytes = 0;
+  const std::string hash = twin.hash();
+  REQUIRE(store.platform(hash));
+  CHECK(store.platform(hash)->compiler == "GCC 12.2.0");  // the first row's record stays
+  // The twins' measurements joined (the one both held kept once), the winner chosen over both.
+  CHECK(store.measurements(hash).size() == 2);
+  REQUIRE(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked));
+  CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 2);
+  CHECK(store.calibration(hash).gamma_gflops_per_core == 200);  // the newer one
+  sfc::Platform rekeyed_other = other;
+  rekeyed_other.l3_bytes = 0;
+  CHECK(store.winner(rekeyed_other.hash(), {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 4);
+}
+
+TEST_CASE("store: the verdict on a database header is a pure function of one snapshot") {
+  using sfc::schema::Snapshot;
+  const auto version = [](Snapshot s) { return sfc::schema::version_of(s, "f.db"); };
+  const auto refusal = [](Snapshot s) {
+    try {
+      sfc::schema::version_of(s, "f.db");
+    } catch (const sfc::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  constexpr std::int64_t ours = sfc::schema::kApplicationId;
+  CHECK(version({0, 0, 0}) == 0);  // empty: to be created
+  CHECK(version({ours, 1, 9}) == 1);
+  CHECK(version({ours, sfc::schema::kVersion, 9}) == sfc::schema::kVersion);
+  CHECK(refusal({0, 0, 3}).find("another program") != std::string::npos);
+  CHECK(refusal({0, 3, 9}).find("another program") != std::string::npos);
+  CHECK(refusal({1234, 3, 9}).find("another program") != std::string::npos);
+  CHECK(refusal({ours, sfc::schema::kVersion + 1, 9}).find("newer than") != std::string::npos);
+  CHECK(refusal({ours, 0, 9}).find("which no sfc-tune writes") != std::string::npos);
 }
 
 TEST_CASE("store: calibrations are kept per platform") {

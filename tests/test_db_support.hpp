@@ -30,6 +30,7 @@ inline Platform sample_platform(int threads = 2, const std::string& cpu = "Test 
           .l1d_bytes = 49152,
           .l2_bytes = 1 << 20,
           .l3_bytes = 32 << 20,
+          .numa_nodes = 1,
           .isa = "cpx",
           .libxsmm_version = "1.17",
           .compiler = "GCC 12.2.0"};

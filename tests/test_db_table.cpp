@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sfc/error.hpp"
+#include "sfc/platform_fields.hpp"
 #include "sfc/tuning_table.hpp"
 #include "test_db_support.hpp"
 
@@ -45,6 +46,20 @@ std::string load_error(const TempDir& dir, const std::string& text) {
     return e.what();
   }
   return "";
+}
+
+// `text` (a version 3 table of `platform`) as an older version wrote it: no
+// numa_nodes line, the old hash over every field, the old magic line.
+std::string as_legacy(std::string text, const sfc::Platform& platform, const std::string& magic) {
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("sfc-table 3\n", magic + "\n");
+  replace("platform numa_nodes 1\n", "");
+  replace("platform hash " + platform.hash(), "platform hash " + sfc::legacy_platform_hash(platform));
+  return text;
 }
 
 }  // namespace
@@ -92,7 +107,7 @@ TEST_CASE("tuning table: a version 1 file, without layouts, loads as blocked") {
     REQUIRE(at != std::string::npos);
     text.replace(at, from.size(), to);
   };
-  replace("sfc-table 2", "sfc-table 1");
+  text = as_legacy(text, sample_table(2).platform, "sfc-table 1");
   replace(" f32 2 blocked ", " f32 2 ");
   replace(" f64 2 blocked ", " f64 2 ");
   sfc::test::write_file(dir.file("v1.table"), text);
@@ -104,6 +119,37 @@ TEST_CASE("tuning table: a version 1 file, without layouts, loads as blocked") {
   // A version 1 line with a layout field has one field too many.
   replace(" f32 2 ", " f32 2 row ");
   CHECK(load_error(dir, text).find("fields") != std::string::npos);
+}
+
+TEST_CASE("tuning table: a version 2 file loads re-keyed: its L3 and NUMA nodes unknown, its hash the hardware's") {
+  TempDir dir("table");
+  const sfc::TuningTable table = sample_table(3);
+  table.save(dir.file("t.table"));
+  const std::string v2 = as_legacy(slurp(dir.file("t.table")), table.platform, "sfc-table 2");
+  sfc::test::write_file(dir.file("v2.table"), v2);
+  const sfc::TuningTable loaded = sfc::TuningTable::load(dir.file("v2.table"));
+  CHECK(loaded.shapes.size() == 3);
+  CHECK(loaded.platform.l3_bytes == 0);
+  CHECK(loaded.platform.numa_nodes == 0);
+  CHECK(loaded.platform.legacy());
+  CHECK(loaded.platform.l2_bytes == table.platform.l2_bytes);
+  CHECK(loaded.platform.compiler == table.platform.compiler);
+  sfc::Platform expected = table.platform;
+  expected.l3_bytes = 0;
+  expected.numa_nodes = 0;
+  CHECK(loaded.platform.hash() == expected.hash());
+  // Saved again it is a version 3 file under the new hash, and loads as such.
+  loaded.save(dir.file("v3.table"));
+  CHECK(slurp(dir.file("v3.table")).starts_with("sfc-table 3\nplatform cpu_model"));
+  CHECK(sfc::TuningTable::load(dir.file("v3.table")).platform.hash() == expected.hash());
+  // An edited legacy block matches neither hash.
+  std::string edited = v2;
+  edited.replace(edited.find("platform cores 2"), 16, "platform cores 4");
+  CHECK(load_error(dir, edited).find("does not match its fields") != std::string::npos);
+  // A version 3 file must have numa_nodes.
+  std::string missing = slurp(dir.file("t.table"));
+  missing.erase(missing.find("platform numa_nodes 1\n"), 22);
+  CHECK(load_error(dir, missing).find("'platform numa_nodes' is missing") != std::string::npos);
 }
 
 TEST_CASE("tuning table: a 2000-shape table loads") {
@@ -136,7 +182,7 @@ TEST_CASE("tuning table: damaged content names the line and the reason") {
   };
 
   CHECK(load_error(dir, "hello\n").find(":1: not a tuning table") != std::string::npos);
-  CHECK(load_error(dir, replaced("sfc-table 2", "sfc-table 9")).find("unsupported table version") !=
+  CHECK(load_error(dir, replaced("sfc-table 3", "sfc-table 9")).find("unsupported table version") !=
         std::string::npos);
   CHECK(load_error(dir, replaced("platform cores 2", "platform cores 3")).find("does not match") !=
         std::string::npos);

@@ -32,15 +32,19 @@ struct Tables {
   test::TempDir dir;
   std::string here = dir.file("here.sfctable"), there = dir.file("there.sfctable");
   std::string calibrated_only = dir.file("calibrated.sfctable");
+  std::string uncalibrated = dir.file("uncalibrated.sfctable");
   std::string there_hash;
   Tables() {
     TuningTable t = synthetic_table(region_shapes(), {200, 60});
     t.platform = detect_platform(2);
     t.save(here);
+    TuningTable raw = t;
+    raw.calibration = {};
+    raw.save(uncalibrated);
     TuningTable no_shapes = t;
     no_shapes.shapes.clear();
     no_shapes.save(calibrated_only);
-    t.platform.cpu_model = "Some Other CPU";
+    t.platform = test::foreign_machine(2);
     t.save(there);
     there_hash = t.platform.hash();
   }
@@ -81,23 +85,48 @@ TEST_CASE("cli query: tiers, distance and nearest shape, as text and JSON") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(last_json(r.output)["tier"] == "model");
 
+  // A thread count never tuned: the model, from the 2-thread calibration.
   r = run_cli("query 100 100 100 --dtype f64 --threads 3 --json --table " + t.here);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   j = last_json(r.output);
-  CHECK(j["tier"] == "default");
+  CHECK(j["tier"] == "model");
+  CHECK(j["platform"] == "exact");
   CHECK(j["distance"].is_null());
+  for (const char* threads : {"1", "16"}) {
+    r = run_cli(std::string("query 700 1500 3000 --json --threads ") + threads + " --table " + t.here);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(last_json(r.output)["tier"] == "model");
+    CHECK(r.output.find("(tier model, platform exact") != std::string::npos);
+  }
+  // Without any calibration a new thread count gets the default.
+  r = run_cli("query 100 100 100 --threads 3 --json --table " + t.uncalibrated);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tier"] == "default");
 }
 
-TEST_CASE("cli query: another machine's table is refused unless its platform is named") {
+TEST_CASE("cli query: a foreign machine's table is refused unless forced or named; answers say the match") {
   const Tables t;
   auto r = run_cli("query 256 256 256 --threads 2 --table " + t.there);
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("Some Other CPU") != std::string::npos);
   CHECK(r.output.find(t.there_hash) != std::string::npos);
-  r = run_cli("query 256 256 256 --threads 2 --json --table " + t.there + " --platform " +
-              t.there_hash);
+  CHECK(r.output.find("isa: tuned") != std::string::npos);
+  r = run_cli("query 256 256 256 --threads 2 --json --table " + t.there + " --platform " + t.there_hash);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(last_json(r.output)["tier"] == "exact");
+  CHECK(last_json(r.output)["platform"] == "foreign");
+  for (const std::string& force : {std::string(" --platform any"), std::string(" --platform this")}) {
+    r = run_cli("query 256 256 256 --threads 2 --json --table " + t.there + force);
+    CHECK(r.exit_code == (force.ends_with("any") ? 0 : 2));
+  }
+  r = run_cli("query 256 256 256 --threads 2 --json --table " + t.there, "SFC_PLATFORM=any");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["platform"] == "foreign");
+  r = run_cli("query 256 256 256 --threads 2 --table " + t.there + " --platform elsewhere");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("platform 'elsewhere' is none of") != std::string::npos);
+  r = run_cli("query 256 256 256 --threads 2 --json --table " + t.here);
+  CHECK(last_json(r.output)["platform"] == "exact");
 }
 
 TEST_CASE("cli query: bad input exits with 2 and one line") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sfc/analytical_model.hpp"
+#include "sfc/platform.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
 
@@ -28,6 +29,25 @@ inline TunedShape synthetic_shape(GemmShape shape, Knobs w, int threads = 2,
       s.seconds[config_index(kl, kbf)] = float(shape.flops() / 1e11 * (1 + 0.04 * steps));
     }
   return s;
+}
+
+// This machine's hardware with another ISA and a four times larger L2: a
+// foreign platform, whose results are refused unless forced.
+inline Platform foreign_machine(int threads = 2) {
+  Platform p = detect_platform(threads);
+  p.cpu_model = "Some Other CPU";
+  p.isa = p.isa == "hsw" ? "skx" : "hsw";
+  p.l2_bytes *= 4;
+  return p;
+}
+
+// Another model of this machine's kind (another CPU name and core count, the
+// same ISA and caches): a compatible platform.
+inline Platform compatible_machine(int threads = 2) {
+  Platform p = detect_platform(threads);
+  p.cpu_model = "A Sibling CPU";
+  p.cores *= 8;
+  return p;
 }
 
 // A platform with the fields the predictors read: threads and L2.

@@ -40,6 +40,15 @@ static void check_open_errors(const char* dir) {
   /* ... and this machine's, when another platform is asked for. */
   CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), "0123456789abcdef", &conf) ==
         SFCCONF_ERR_PLATFORM);
+  CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), "elsewhere", &conf) == SFCCONF_ERR_ARGUMENT);
+  /* A platform block edited, duplicated or missing: corrupt, never a crash. */
+  CHECK(sfcconf_open(in_dir(dir, "edited_platform.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
+  CHECK(strstr(sfcconf_last_error(), "does not match") != NULL);
+  CHECK(sfcconf_open(in_dir(dir, "duplicated_platform.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
+  CHECK(strstr(sfcconf_last_error(), "twice") != NULL);
+  CHECK(sfcconf_open(in_dir(dir, "no_platform.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
+  CHECK(strstr(sfcconf_last_error(), "incomplete") != NULL);
+  CHECK(conf == NULL);
 }
 
 static void check_queries(const char* dir) {
@@ -66,9 +75,10 @@ static void check_queries(const char* dir) {
   CHECK(sfcconf_query(conf, 16, 16, 1 << 20, SFCCONF_F32, 2, &a) == SFCCONF_OK);
   CHECK(a.tier == SFCCONF_TIER_NEAREST);
   CHECK(a.k_layers >= 1 && a.k_layers <= 8 && a.k_block_factor >= 1 && a.k_block_factor <= 8);
-  /* No tuned f64 shapes and no calibration for 3 threads: the default. */
+  /* No tuned f64 shapes and no calibration for 3 threads: the model, with
+   * the 2-thread calibration (gamma per core, beta shared). */
   CHECK(sfcconf_query(conf, 1024, 1024, 1024, SFCCONF_F64, 3, &a) == SFCCONF_OK);
-  CHECK(a.tier == SFCCONF_TIER_DEFAULT && a.k_layers == 1);
+  CHECK(a.tier == SFCCONF_TIER_MODEL);
   CHECK(isinf(a.distance) && a.nearest_m == 0);
 
   CHECK(sfcconf_query(conf, 0, 64, 64, SFCCONF_F32, 2, &a) == SFCCONF_ERR_ARGUMENT);
@@ -98,8 +108,22 @@ static void check_other_platform_by_name(const char* dir) {
   sfcconf_handle* conf = NULL;
   CHECK(sfcconf_open(in_dir(dir, "other_machine.sfctable"), hash, &conf) == SFCCONF_OK);
   sfcconf_answer a;
+  sfcconf_platform_match match = SFCCONF_PLATFORM_EXACT;
   CHECK(sfcconf_query(conf, 256, 256, 256, SFCCONF_F32, 2, &a) == SFCCONF_OK);
   CHECK(a.tier == SFCCONF_TIER_EXACT && a.k_layers == 1 && a.k_block_factor == 2);
+  CHECK(sfcconf_query_match(conf, 256, 256, 256, SFCCONF_F32, 2, SFCCONF_BLOCKED, &a, &match) == SFCCONF_OK);
+  CHECK(match == SFCCONF_PLATFORM_FOREIGN);
+  sfcconf_close(conf);
+  /* Forced with "any": used, and every answer says it is foreign. */
+  CHECK(sfcconf_open(in_dir(dir, "other_machine.sfctable"), "any", &conf) == SFCCONF_OK);
+  CHECK(sfcconf_query_match(conf, 256, 256, 4096, SFCCONF_F32, 2, SFCCONF_BLOCKED, &a, &match) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_EXACT && a.k_layers == 2 && match == SFCCONF_PLATFORM_FOREIGN);
+  sfcconf_close(conf);
+  /* This machine's own table: exact; a NULL match pointer is allowed. */
+  CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), NULL, &conf) == SFCCONF_OK);
+  CHECK(sfcconf_query_match(conf, 256, 256, 256, SFCCONF_F32, 2, SFCCONF_BLOCKED, &a, &match) == SFCCONF_OK);
+  CHECK(match == SFCCONF_PLATFORM_EXACT);
+  CHECK(sfcconf_query_match(conf, 256, 256, 256, SFCCONF_F32, 2, SFCCONF_BLOCKED, &a, NULL) == SFCCONF_OK);
   sfcconf_close(conf);
 }
 
@@ -111,6 +135,13 @@ static void check_model_tier(const char* dir) {
   CHECK(a.tier == SFCCONF_TIER_MODEL);
   CHECK(a.k_layers >= 1 && a.k_layers <= 8 && a.k_block_factor >= 1 && a.k_block_factor <= 8);
   CHECK(isinf(a.distance));
+  sfcconf_close(conf);
+  /* A table tuned and calibrated on 2 threads answers 1 and 16 threads from the model. */
+  CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), NULL, &conf) == SFCCONF_OK);
+  CHECK(sfcconf_query(conf, 256, 256, 256, SFCCONF_F32, 1, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_MODEL && isinf(a.distance));
+  CHECK(sfcconf_query(conf, 4096, 4096, 4096, SFCCONF_F32, 16, &a) == SFCCONF_OK);
+  CHECK(a.tier == SFCCONF_TIER_MODEL);
   sfcconf_close(conf);
 }
 
@@ -129,6 +160,8 @@ static void check_names(void) {
   CHECK(strcmp(sfcconf_status_name((sfcconf_status)99), "unknown") == 0);
   CHECK(strcmp(sfcconf_tier_name(SFCCONF_TIER_DEFAULT), "default") == 0);
   CHECK(strcmp(sfcconf_tier_name(SFCCONF_TIER_NEAREST), "nearest") == 0);
+  CHECK(strcmp(sfcconf_platform_match_name(SFCCONF_PLATFORM_COMPATIBLE), "compatible") == 0);
+  CHECK(strcmp(sfcconf_platform_match_name((sfcconf_platform_match)7), "unknown") == 0);
 }
 
 int main(int argc, char** argv) {

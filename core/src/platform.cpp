@@ -1,70 +1,80 @@
-// The platform fingerprint. Every field that changes which configuration wins
-// (CPU, core count, threads, cache sizes, the ISA the kernels are generated
-// for, the kernel library and compiler) goes into the hash; nothing that
-// varies between runs on one machine (clock, load, time) does.
+// The platform fingerprint, read with hwloc, and how two fingerprints match.
+// Nothing that varies between runs on one machine (clock, load, time) and
+// nothing about the software (compiler, LIBXSMM build) is identity.
 #include "sfc/platform.hpp"
 
+#include <hwloc.h>
 #include <libxsmm.h>
 #include <omp.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <string>
+
+#include "sfc/error.hpp"
 
 namespace sfc {
 namespace {
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) break;
-    const auto begin = line.find_first_not_of(" \t", colon + 1);
-    return begin == std::string::npos ? std::string() : line.substr(begin);
+// hwloc_topology_t with its destroy, so every throw below releases it.
+class Topology {
+ public:
+  Topology() {
+    if (hwloc_topology_init(&topology_) != 0) throw Error("hwloc: cannot initialise a topology");
+  }
+  ~Topology() { hwloc_topology_destroy(topology_); }
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  hwloc_topology_t get() const { return topology_; }
+
+ private:
+  hwloc_topology_t topology_ = nullptr;
+};
+
+// The size of the cache of `type` that covers `pu` (one instance), 0 if none.
+std::size_t cache_above(hwloc_obj_t pu, hwloc_obj_type_t type) {
+  for (hwloc_obj_t obj = pu; obj; obj = obj->parent)
+    if (obj->type == type && obj->attr) return static_cast<std::size_t>(obj->attr->cache.size);
+  return 0;
+}
+
+std::string cpu_model_of(hwloc_topology_t topology) {
+  const hwloc_obj_t package = hwloc_get_obj_by_type(topology, HWLOC_OBJ_PACKAGE, 0);
+  for (hwloc_obj_t obj : {package, hwloc_get_root_obj(topology)}) {
+    if (!obj) continue;
+    if (const char* model = hwloc_obj_get_info_by_name(obj, "CPUModel"); model && *model) {
+      std::string text = model;
+      // Some firmware pads the model string with spaces.
+      text.erase(text.find_last_not_of(' ') + 1);
+      return text;
+    }
   }
   return "unknown";
 }
 
-std::size_t cache_bytes(int name) {
-  const long v = sysconf(name);
-  return v > 0 ? static_cast<std::size_t>(v) : 0;
-}
-
-void mix(std::uint64_t& h, const std::string& field) {
-  for (unsigned char ch : field) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  h ^= 0x1f;  // field separator, so ("ab","c") and ("a","bc") differ
-  h *= 1099511628211ull;
-}
-
-}  // namespace
-
-std::string Platform::hash() const {
-  std::uint64_t h = 14695981039346656037ull;
-  for (const std::string& field :
-       {cpu_model, std::to_string(cores), std::to_string(threads), std::to_string(l1d_bytes),
-        std::to_string(l2_bytes), std::to_string(l3_bytes), isa, libxsmm_version, compiler})
-    mix(h, field);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
-
-Platform detect_platform(int threads) {
-  libxsmm_init();  // idempotent; makes the detected target ISA available
+// The hardware fields of a loaded topology.
+Platform read_topology(hwloc_topology_t topology) {
   Platform p;
-  p.cpu_model = cpu_model_name();
-  p.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  p.cpu_model = cpu_model_of(topology);
+  const int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+  p.cores = cores > 0 ? cores : std::max(1, hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU));
+  p.numa_nodes = std::max(1, hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE));
+  // The caches above the first processing unit: on a hybrid CPU, those of the
+  // cores the first threads run on.
+  if (const hwloc_obj_t pu = hwloc_get_obj_by_type(topology, HWLOC_OBJ_PU, 0)) {
+    p.l1d_bytes = cache_above(pu, HWLOC_OBJ_L1CACHE);
+    p.l2_bytes = cache_above(pu, HWLOC_OBJ_L2CACHE);
+    p.l3_bytes = cache_above(pu, HWLOC_OBJ_L3CACHE);
+  }
+  return p;
+}
+
+// What this build runs with: the ISA LIBXSMM generates kernels for, and the
+// software recorded beside the identity.
+void add_software(Platform& p, int threads) {
+  libxsmm_init();  // idempotent; makes the detected target ISA available
   p.threads = threads > 0 ? threads : omp_get_max_threads();
-  p.l1d_bytes = cache_bytes(_SC_LEVEL1_DCACHE_SIZE);
-  p.l2_bytes = cache_bytes(_SC_LEVEL2_CACHE_SIZE);
-  p.l3_bytes = cache_bytes(_SC_LEVEL3_CACHE_SIZE);
   p.isa = libxsmm_get_target_arch();
   p.libxsmm_version = LIBXSMM_VERSION;
 #if defined(__clang__)
@@ -74,7 +84,120 @@ Platform detect_platform(int threads) {
 #else
   p.compiler = "unknown";
 #endif
+}
+
+// Loads `topology` from `source` ("" = this machine, honouring hwloc's environment).
+Platform load(const std::string& source) {
+  Topology topology;
+  const bool xml = source.size() > 4 && source.ends_with(".xml");
+  if (xml && hwloc_topology_set_xml(topology.get(), source.c_str()) != 0)
+    throw Error("hwloc cannot read the topology file " + source);
+  if (!xml && !source.empty() && hwloc_topology_set_synthetic(topology.get(), source.c_str()) != 0)
+    throw Error("hwloc cannot parse the synthetic topology '" + source + "'");
+  if (hwloc_topology_load(topology.get()) != 0)
+    throw Error("hwloc cannot load the topology of " + (source.empty() ? std::string("this machine") : source));
+  return read_topology(topology.get());
+}
+
+std::string size_text(std::size_t bytes) { return std::to_string(bytes); }
+
+// Whether two cache sizes of one level are within the tolerance (both absent counts).
+bool caches_close(std::size_t a, std::size_t b) {
+  if (a == 0 || b == 0) return a == b;
+  const double ratio = double(std::max(a, b)) / double(std::min(a, b));
+  return ratio <= kCacheTolerance;
+}
+
+}  // namespace
+
+std::string fingerprint(std::span<const std::string> fields) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto mix = [&h](unsigned char ch) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  };
+  for (const std::string& field : fields) {
+    for (unsigned char ch : field) mix(ch);
+    mix(0x1f);  // field separator
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+std::string Platform::hash() const {
+  const std::string fields[] = {cpu_model,
+                                std::to_string(cores),
+                                std::to_string(threads),
+                                size_text(l1d_bytes),
+                                size_text(l2_bytes),
+                                size_text(l3_bytes),
+                                std::to_string(numa_nodes),
+                                isa};
+  return fingerprint(fields);
+}
+
+Platform detect_platform(int threads) {
+  // Reading the topology takes milliseconds; the hardware does not change while we run.
+  static const Platform hardware = load("");
+  Platform p = hardware;
+  add_software(p, threads);
   return p;
+}
+
+Platform platform_from_topology(const std::string& source, int threads) {
+  if (source.empty()) throw Error("platform_from_topology: no topology given");
+  Platform p = load(source);
+  add_software(p, threads);
+  return p;
+}
+
+std::string_view to_string(PlatformMatch match) {
+  switch (match) {
+    case PlatformMatch::exact:
+      return "exact";
+    case PlatformMatch::compatible:
+      return "compatible";
+    case PlatformMatch::foreign:
+      return "foreign";
+  }
+  return "?";
+}
+
+std::string PlatformComparison::describe() const {
+  std::string text;
+  for (const std::string& d : differences) text += (text.empty() ? "" : "; ") + d;
+  return text;
+}
+
+PlatformComparison compare_platforms(const Platform& tuned, const Platform& here) {
+  PlatformComparison c;
+  bool foreign = false;
+  const auto differ = [&](const char* name, const std::string& a, const std::string& b, bool breaks) {
+    if (a == b) return;
+    c.differences.push_back(std::string(name) + ": tuned " + a + ", here " + b);
+    foreign = foreign || breaks;
+  };
+  const auto cache = [&](const char* name, std::size_t a, std::size_t b) {
+    differ(name, size_text(a), size_text(b), !caches_close(a, b));
+  };
+  differ("isa", tuned.isa, here.isa, true);
+  cache("l1d_bytes", tuned.l1d_bytes, here.l1d_bytes);
+  cache("l2_bytes", tuned.l2_bytes, here.l2_bytes);
+  // A legacy record's L3 and NUMA nodes are unknown: nothing to compare.
+  const bool unknown = tuned.legacy() || here.legacy();
+  if (!unknown) {
+    cache("l3_bytes", tuned.l3_bytes, here.l3_bytes);
+    differ("numa_nodes", std::to_string(tuned.numa_nodes), std::to_string(here.numa_nodes), false);
+  }
+  differ("cpu_model", tuned.cpu_model, here.cpu_model, false);
+  differ("cores", std::to_string(tuned.cores), std::to_string(here.cores), false);
+  c.match = foreign ? PlatformMatch::foreign
+            : c.differences.empty() && !unknown ? PlatformMatch::exact
+                                                : PlatformMatch::compatible;
+  if (unknown && c.match == PlatformMatch::compatible && c.differences.empty())
+    c.differences.push_back("l3_bytes unknown (a record made before hwloc read the topology)");
+  return c;
 }
 
 }  // namespace sfc

@@ -173,14 +173,17 @@ Measurement measurement_from_json(const json& o) {
 Platform platform_from_json(const json& o) {
   Platform p;
   for (const PlatformField& f : platform_fields()) {
+    if (f.added_with_hwloc && (!o.contains(f.name) || o[f.name].is_null())) continue;  // an older export: 0
     const json& value = field(o, f.name);
     if (f.numeric != value.is_number_integer())
       throw Error(std::string(f.name) + ": expected " + (f.numeric ? "an integer" : "a string"));
     f.set(p, f.numeric ? value.dump() : value.get<std::string>());
   }
-  const std::string hash = text(o, "hash");
-  if (hash != p.hash())
-    throw Error("hash: the platform hash " + hash + " does not match its fields (they hash to " + p.hash() + ")");
+  try {
+    verify_platform_hash(p, text(o, "hash"));
+  } catch (const Error& e) {
+    throw Error(std::string("hash: ") + e.what());
+  }
   return p;
 }
 

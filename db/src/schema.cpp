@@ -1,21 +1,29 @@
 #include "schema.hpp"
 
+#include <cstdint>
 #include <iterator>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "sfc/error.hpp"
+#include "sfc/platform_fields.hpp"
 
 namespace sfc::schema {
 namespace {
 
-// PRAGMA application_id of every sfc-tune database: "SFCT".
-constexpr int kApplicationId = 0x53464354;
+void rekey_platforms(sqlite::Database& db);
 
-// Migration i takes a database from version i to version i + 1. A released
-// step is never edited; a schema change appends a new one.
-constexpr const char* kMigrations[] = {
+// Migration i takes a database from version i to version i + 1: its SQL, then
+// (where SQL cannot say it) a step in C++. A released step is never edited; a
+// schema change appends a new one.
+struct Migration {
+  const char* sql;
+  void (*then)(sqlite::Database&) = nullptr;
+};
+constexpr Migration kMigrations[] = {
     // 0 -> 1: the initial schema.
-    R"sql(
+    {R"sql(
 CREATE TABLE platforms (
   id INTEGER PRIMARY KEY,
   hash TEXT NOT NULL UNIQUE,
@@ -111,12 +119,12 @@ SELECT p.hash AS platform_hash, s.m, s.n, s.k, w.dtype, w.threads, w.k_layers, w
 FROM winning_configs AS w
 JOIN platforms AS p ON p.id = w.platform_id
 JOIN shapes AS s ON s.id = w.shape_id;
-)sql",
+)sql"},
 
     // 1 -> 2: a configuration's time is its fastest run (min_s), no longer its
     // mean (see sfc/tuner.hpp): the winners are chosen again by that rule and
     // the winners view reports GFLOP/s at that time.
-    R"sql(
+    {R"sql(
 DELETE FROM winning_configs;
 INSERT INTO winning_configs
   (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, mean_s, min_s, reps)
@@ -133,7 +141,7 @@ SELECT p.hash AS platform_hash, s.m, s.n, s.k, w.dtype, w.threads, w.k_layers, w
 FROM winning_configs AS w
 JOIN platforms AS p ON p.id = w.platform_id
 JOIN shapes AS s ON s.id = w.shape_id;
-)sql",
+)sql"},
 
     // 2 -> 3: a measurement also records the entry layout it timed: 'blocked'
     // (execute() on the native layout) or 'row'/'col' (gemm() on plain
@@ -143,7 +151,7 @@ JOIN shapes AS s ON s.id = w.shape_id;
     // winner (2,4) ran 0.77x oneDNN, the row winner (1,1) 0.96x). Every earlier
     // row was measured blocked. The tables are rebuilt because the layout joins
     // their identity (UNIQUE, PRIMARY KEY), which ALTER TABLE cannot change.
-    R"sql(
+    {R"sql(
 DROP VIEW winners;
 DROP VIEW config_times;
 
@@ -216,7 +224,21 @@ SELECT p.hash AS platform_hash, s.m, s.n, s.k, w.dtype, w.threads, w.layout, w.k
 FROM winning_configs AS w
 JOIN platforms AS p ON p.id = w.platform_id
 JOIN shapes AS s ON s.id = w.shape_id;
+)sql"},
+
+    // 3 -> 4: the platform hash names the hardware only (sfc/platform.hpp):
+    // hwloc reads the topology, the platform gains its NUMA node count, and
+    // the compiler and LIBXSMM version are recorded but no longer identity.
+    // Rows written before hold an L3 size from sysconf, which is neither per
+    // instance nor stable (508 MiB on one 2-core Zen 5, 384 MiB on its twin,
+    // for a 32 MiB L3): it becomes 0, unknown, as does numa_nodes. Every hash
+    // is then computed anew (rekey_platforms), and platforms that now share
+    // one are merged.
+    {R"sql(
+ALTER TABLE platforms ADD COLUMN numa_nodes INTEGER NOT NULL DEFAULT 0 CHECK (numa_nodes >= 0);
+UPDATE platforms SET l3_bytes = 0;
 )sql",
+     rekey_platforms},
 };
 static_assert(std::size(kMigrations) == kVersion, "one migration per schema version");
 
@@ -232,6 +254,56 @@ WHERE platform_id = ?1 AND shape_id = ?2 AND dtype = ?3 AND threads = ?4 AND lay
 ORDER BY min_s, k_layers, k_block_factor LIMIT 1
 )sql";
 
+// Recomputes every platform's hash from its fields; rows that now share a
+// hash are merged into the oldest (every measurement kept, the newer
+// calibration kept, winners chosen again over the union).
+void rekey_platforms(sqlite::Database& db) {
+  std::map<std::string, std::vector<std::int64_t>> ids_by_hash;  // ids in ascending order
+  {
+    std::string columns;
+    for (const PlatformField& f : platform_fields()) columns += ", " + std::string(f.name);
+    sqlite::Statement rows = db.prepare("SELECT id" + columns + " FROM platforms ORDER BY id");
+    while (rows.step()) {
+      Platform p;
+      int column = 1;
+      for (const PlatformField& f : platform_fields()) f.set(p, rows.text(column++));
+      ids_by_hash[p.hash()].push_back(rows.integer(0));
+    }
+  }
+  // Unique placeholders first, so that no new hash meets an old one mid-way.
+  db.exec("UPDATE platforms SET hash = 'rekey-' || id");
+  sqlite::Statement set_hash = db.prepare("UPDATE platforms SET hash = ?2 WHERE id = ?1");
+  for (const auto& [hash, ids] : ids_by_hash) {
+    const std::int64_t keep = ids.front();
+    for (std::size_t i = 1; i < ids.size(); ++i) {
+      const std::string from = std::to_string(ids[i]), into = std::to_string(keep);
+      // A measurement present under both ids (imported twice) is kept once.
+      db.exec(("UPDATE OR IGNORE measurements SET platform_id = " + into + " WHERE platform_id = " + from +
+               "; DELETE FROM measurements WHERE platform_id = " + from +
+               "; INSERT INTO calibrations SELECT " + into +
+               ", gamma_gflops_per_core, beta_gbytes_per_s, measured_at FROM calibrations WHERE platform_id = " +
+               from + " AND true ON CONFLICT (platform_id) DO UPDATE SET "
+               "gamma_gflops_per_core = excluded.gamma_gflops_per_core, "
+               "beta_gbytes_per_s = excluded.beta_gbytes_per_s, measured_at = excluded.measured_at "
+               "WHERE excluded.measured_at > calibrations.measured_at"
+               "; DELETE FROM calibrations WHERE platform_id = " + from +
+               "; DELETE FROM winning_configs WHERE platform_id IN (" + from + ", " + into + ")"
+               "; DELETE FROM platforms WHERE id = " + from + ";")
+                  .c_str());
+      db.exec(("INSERT INTO winning_configs (platform_id, shape_id, dtype, threads, layout, k_layers, "
+               "k_block_factor, mean_s, min_s, reps) "
+               "SELECT platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, mean_s, min_s, reps "
+               "FROM (SELECT *, row_number() OVER (PARTITION BY shape_id, dtype, threads, layout "
+               "ORDER BY min_s, k_layers, k_block_factor) AS place FROM config_times "
+               "WHERE platform_id = " + into + " AND screening = 0) WHERE place = 1;")
+                  .c_str());
+    }
+    set_hash.bind(1, keep).bind(2, hash);
+    set_hash.run();
+    set_hash.reset();
+  }
+}
+
 int pragma_int(sqlite::Database& db, const char* pragma) {
   sqlite::Statement statement = db.prepare(pragma);
   return statement.step() ? static_cast<int>(statement.integer(0)) : 0;
@@ -239,28 +311,43 @@ int pragma_int(sqlite::Database& db, const char* pragma) {
 
 }  // namespace
 
+int version_of(const Snapshot& s, const std::string& path) {
+  if (s.application_id == 0 && s.user_version == 0) {
+    if (s.schema_objects != 0)
+      throw Error(path + " is an SQLite database of another program, not an sfc-tune database");
+    return 0;  // empty: the first read-write open creates the schema
+  }
+  if (s.application_id != kApplicationId)
+    throw Error(path + " is an SQLite database of another program, not an sfc-tune database");
+  if (s.user_version < 1 || s.user_version > kVersion)
+    throw Error(path + " has schema version " + std::to_string(s.user_version) + ", " +
+                (s.user_version < 1 ? "which no sfc-tune writes" : "newer than the version " +
+                 std::to_string(kVersion) + " this sfc-tune understands; use a newer sfc-tune"));
+  return static_cast<int>(s.user_version);
+}
+
 int check(sqlite::Database& db) {
   const std::string& path = db.path();
-  // A file that is not SQLite fails here, before anything could write to it.
-  int application_id = 0;
+  // One read transaction: the header fields, the schema and the integrity
+  // check all see one snapshot, however a writer in another process commits
+  // meanwhile (a migration sets the schema, the application id and the
+  // version in one commit, and three separate reads could straddle it).
+  sqlite::ReadTransaction read(db);
+  Snapshot snapshot;
   try {
-    application_id = pragma_int(db, "PRAGMA application_id");
+    sqlite::Statement header = db.prepare(
+        "SELECT (SELECT application_id FROM pragma_application_id), "
+        "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)");
+    if (!header.step()) throw Error(path + ": no answer from SQLite reading the database header");
+    snapshot = {header.integer(0), header.integer(1), header.integer(2)};
   } catch (const sqlite::Failure& failure) {
+    // A file that is not SQLite fails here, before anything could write to it.
     if ((failure.code & 0xff) == SQLITE_NOTADB)
       throw Error(path + " is not an SQLite database, so not a tuning database; it was left untouched");
     throw;
   }
-  const int version = pragma_int(db, "PRAGMA user_version");
-  if (application_id == 0 && version == 0) {
-    if (pragma_int(db, "SELECT count(*) FROM sqlite_schema") != 0)
-      throw Error(path + " is an SQLite database of another program, not an sfc-tune database");
-    return 0;  // empty: the first read-write open creates the schema
-  }
-  if (application_id != kApplicationId)
-    throw Error(path + " is an SQLite database of another program, not an sfc-tune database");
-  if (version > kVersion)
-    throw Error(path + " has schema version " + std::to_string(version) + ", newer than the version " +
-                std::to_string(kVersion) + " this sfc-tune understands; use a newer sfc-tune");
+  const int version = version_of(snapshot, path);
+  if (version == 0) return 0;
 
   std::string verdict;
   try {
@@ -281,7 +368,10 @@ void migrate(sqlite::Database& db, int target) {
   // Read again inside the write lock: another process may have migrated meanwhile.
   const int version = pragma_int(db, "PRAGMA user_version");
   if (version >= target) return;
-  for (int step = version; step < target; ++step) db.exec(kMigrations[step]);
+  for (int step = version; step < target; ++step) {
+    db.exec(kMigrations[step].sql);
+    if (kMigrations[step].then) kMigrations[step].then(db);
+  }
   db.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
   db.exec(("PRAGMA user_version = " + std::to_string(target)).c_str());
   transaction.commit();

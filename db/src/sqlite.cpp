@@ -113,4 +113,13 @@ void Transaction::commit() {
   open_ = false;
 }
 
+ReadTransaction::ReadTransaction(Database& db) : db_(db), own_(!db.in_transaction()) {
+  if (own_) db_.exec("BEGIN");
+}
+
+// Nothing was written, so ending by rollback loses nothing and cannot fail.
+ReadTransaction::~ReadTransaction() {
+  if (own_) db_.rollback();
+}
+
 }  // namespace sfc::sqlite

@@ -90,4 +90,19 @@ class Transaction {
   bool open_ = true;
 };
 
+// BEGIN (deferred) ... ROLLBACK around reads: every statement inside sees one
+// snapshot of the database, whatever other processes commit meanwhile. Inside
+// a transaction already open it does nothing (that one is the snapshot).
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Database& db);
+  ~ReadTransaction();
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  Database& db_;
+  bool own_;
+};
+
 }  // namespace sfc::sqlite

@@ -1,4 +1,5 @@
 // export_results: csv, json and table writers.
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -112,9 +113,8 @@ std::string csv_text(const json& platforms, bool all) {
   return out;
 }
 
-}  // namespace
-
-json describe_store(const TuningStore& store) {
+// db info's summary, read in the caller's snapshot.
+json describe_snapshot(const TuningStore& store) {
   json platforms = json::array();
   for (const Platform& platform : store.platforms()) {
     const std::string hash = platform.hash();
@@ -133,6 +133,34 @@ json describe_store(const TuningStore& store) {
   return {{"db", store.path()}, {"schema_version", store.schema_version()}, {"platforms", std::move(platforms)}};
 }
 
+}  // namespace
+
+json describe_store(const TuningStore& store) {
+  return store.snapshot([&] { return describe_snapshot(store); });
+}
+
+json describe_table(const TuningTable& table, const std::string& path) {
+  json platform = to_json(table.platform);
+  const Calibration& c = table.calibration;
+  platform["calibration"] = c.gamma_gflops_per_core > 0 || c.beta_gbytes_per_s > 0
+                                ? json{{"gamma_gflops_per_core", c.gamma_gflops_per_core},
+                                       {"beta_gbytes_per_s", c.beta_gbytes_per_s},
+                                       {"measured_at", nullptr}}
+                                : json(nullptr);
+  std::map<std::tuple<std::string, int, std::string>, std::int64_t> groups;
+  for (const TunedShape& s : table.shapes)
+    ++groups[{std::string(to_string(s.dtype)), s.threads, std::string(to_string(s.layout))}];
+  platform["results"] = json::array();
+  for (const auto& [key, shapes] : groups)
+    platform["results"].push_back({{"dtype", std::get<0>(key)},
+                                   {"threads", std::get<1>(key)},
+                                   {"layout", std::get<2>(key)},
+                                   {"shapes", shapes},
+                                   {"tuned_shapes", shapes},
+                                   {"measurements", nullptr}});
+  return {{"db", path}, {"format", "table"}, {"platforms", json::array({std::move(platform)})}};
+}
+
 ExportFormat parse_export_format(std::string_view text) {
   if (text == "csv") return ExportFormat::csv;
   if (text == "json") return ExportFormat::json;
@@ -140,7 +168,10 @@ ExportFormat parse_export_format(std::string_view text) {
   throw Error("unknown export format '" + std::string(text) + "' (use csv, json or table)");
 }
 
-ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {
+namespace {
+
+// export_results in the caller's snapshot.
+ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& request) {
   ExchangeCounts counts;
   const std::vector<std::string> hashes = selected_platforms(store, request.platform_hash);
 
@@ -163,7 +194,7 @@ ExchangeCounts export_results(const TuningStore& store, const ExportRequest& req
   for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request.all, counts));
   if (request.format == ExportFormat::json) {
     const json document = {{"format", "sfc-tune-export"},
-                           {"version", 2},
+                           {"version", 3},
                            {"measurements_included", request.all},
                            {"platforms", std::move(platforms)}};
     write_text_file_atomically(request.path, document.dump(1) + "\n");
@@ -171,6 +202,12 @@ ExchangeCounts export_results(const TuningStore& store, const ExportRequest& req
     write_text_file_atomically(request.path, csv_text(platforms, request.all));
   }
   return counts;
+}
+
+}  // namespace
+
+ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {
+  return store.snapshot([&] { return export_snapshot(store, request); });
 }
 
 }  // namespace sfc

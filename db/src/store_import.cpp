@@ -44,10 +44,11 @@ ImportBatch read_json(const std::string& path, const std::string& text) {
   }
   if (!document.is_object() || document.value("format", "") != "sfc-tune-export")
     throw Error(path + ": not an sfc-tune export (its \"format\" is not \"sfc-tune-export\")");
-  // Version 2 added each measurement's layout; version 1 (all blocked) is still read.
+  // Version 3 added the platform's numa_nodes and its hardware-only hash;
+  // version 2 each measurement's layout. Versions 1 and 2 are still read.
   const json version = document.value("version", json());
-  if (version != 1 && version != 2)
-    throw Error(path + ": export version " + version.dump() + " is not 1 or 2");
+  if (version != 1 && version != 2 && version != 3)
+    throw Error(path + ": export version " + version.dump() + " is not 1, 2 or 3");
   if (!document.value("measurements_included", false))
     throw Error(path + ": this export holds winners only; import needs one made with --all");
   if (!document.contains("platforms") || !document["platforms"].is_array())
@@ -99,8 +100,11 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
   };
   // Where each platform and measurement key sits in a row.
   std::vector<std::pair<const PlatformField*, std::size_t>> platform_at;
-  for (const PlatformField& f : platform_fields())
-    platform_at.emplace_back(&f, require("platform_" + std::string(f.name)));
+  for (const PlatformField& f : platform_fields()) {
+    const std::string name = "platform_" + std::string(f.name);
+    if (f.added_with_hwloc && !column.count(name)) continue;  // an older export: 0
+    platform_at.emplace_back(&f, require(name));
+  }
   std::vector<std::pair<ExchangeField, std::size_t>> measurement_at;
   for (const ExchangeField& f : measurement_fields()) {
     if (f.name == "layout" && !column.count("layout")) continue;  // version 1: every row blocked
@@ -163,7 +167,8 @@ ExchangeCounts import_results(TuningStore& store, const std::string& path) {
 
   ExchangeCounts counts;
   store.batch([&] {
-    for (const auto& [hash, part] : batch.platforms) {
+    for (const auto& [key, part] : batch.platforms) {
+      const std::string hash = part.platform.hash();  // a legacy record's key is its old hash
       store.upsert_platform(part.platform);
       if (part.calibration) keep_newer_calibration(store, hash, part.calibration->first, part.calibration->second);
       const std::int64_t added = store.record(hash, part.measurements);

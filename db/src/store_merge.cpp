@@ -6,7 +6,10 @@ namespace sfc {
 
 ExchangeCounts merge_results(TuningStore& into, const TuningStore& from) {
   ExchangeCounts counts;
+  // One write transaction on `into`, one snapshot of `from`: a tuner still
+  // writing `from` adds nothing half-way.
   into.batch([&] {
+    from.snapshot([&] {
     for (const Platform& platform : from.platforms()) {
       const std::string hash = platform.hash();
       into.upsert_platform(platform);
@@ -18,6 +21,7 @@ ExchangeCounts merge_results(TuningStore& into, const TuningStore& from) {
       counts.duplicates += static_cast<std::int64_t>(measurements.size()) - added;
       ++counts.platforms;
     }
+    });
   });
   return counts;
 }

@@ -1,5 +1,6 @@
 #include "sfc/tuning_table.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -14,10 +15,12 @@
 namespace sfc {
 namespace {
 
-// Version 2 added the layout to every shape line; version 1 files (every
-// shape tuned blocked) are still read.
-constexpr std::string_view kMagic = "sfc-table 2";
-constexpr std::string_view kMagicV1 = "sfc-table 1";
+// Version 3 added the platform's numa_nodes and hashes the hardware only
+// (sfc/platform.hpp); version 2 added the layout to every shape line. Both
+// older versions are still read (version 1: every shape tuned blocked), their
+// platform re-keyed by verify_platform_hash().
+constexpr int kVersion = 3;
+constexpr std::string_view kMagic = "sfc-table 3";
 
 // Walks the file line by line and turns every problem into "FILE:LINE: reason".
 class TableReader {
@@ -149,8 +152,12 @@ TuningTable TuningTable::load(const std::string& path) {
   const std::string text = read_text_file(path);
   TableReader in(path, text);
   const bool read = in.next_line();
-  const int version = read && in.line() == kMagicV1 ? 1 : 2;
-  if (!read || (in.line() != kMagic && in.line() != kMagicV1)) {
+  const int version = !read                              ? 0
+                      : in.line() == kMagic              ? kVersion
+                      : in.line() == "sfc-table 2"       ? 2
+                      : in.line() == "sfc-table 1"       ? 1
+                                                         : 0;
+  if (version == 0) {
     if (in.line().starts_with("sfc-table "))
       in.fail("unsupported table version '" + std::string(in.line()) + "' (this build reads '" +
               std::string(kMagic) + "')");
@@ -189,13 +196,19 @@ TuningTable TuningTable::load(const std::string& path) {
       if (t.size() != 2) in.fail("expected 'shapes <count>'");
       expected_shapes = in.number<long>(t[1], "the shape count");
       if (expected_shapes < 0) in.fail("the shape count must be >= 0");
-      if (platform_seen.size() != platform_fields().size() + 1)
-        in.fail("the platform lines are incomplete: every field and the hash must come before 'shapes'");
+      for (const PlatformField& f : platform_fields())
+        if (!platform_seen.count(f.name) && !(version < 3 && f.added_with_hwloc))
+          in.fail("the platform lines are incomplete: 'platform " + std::string(f.name) +
+                  "' is missing (every field and the hash come before 'shapes')");
+      if (!platform_seen.count("hash")) in.fail("the platform lines are incomplete: 'platform hash' is missing");
       if (!have_calibration) in.fail("the calibration line must come before 'shapes'");
-      const std::string computed = table.platform.hash();
-      if (hash != computed)
-        in.fail("the platform hash " + hash + " does not match its fields (they hash to " + computed + ")");
-      table.shapes.reserve(static_cast<std::size_t>(expected_shapes));
+      try {
+        verify_platform_hash(table.platform, hash);
+      } catch (const Error& e) {
+        in.fail(e.what());
+      }
+      // A shape line is several hundred bytes: never reserve more than the text could hold.
+      table.shapes.reserve(std::min(static_cast<std::size_t>(expected_shapes), text.size() / 64));
     } else {
       in.fail("unexpected line '" + std::string(line.substr(0, 40)) + "'");
     }

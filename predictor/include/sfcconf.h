@@ -14,8 +14,12 @@
  *
  * Answers come in tiers: the measured winner of a tuned shape (exact), that
  * of a tuned shape nearby in log2(M, N, K) space (nearest), the analytical
- * model when the platform is calibrated (model), else K_layers = 1 with the
- * k_block_factor whose panels fit L2 (default).
+ * model when a platform of the file is calibrated (model: at a thread count
+ * with no tuned shapes too), else K_layers = 1 with the k_block_factor whose
+ * panels fit L2 (default). sfcconf_query_match also says how the platform the
+ * answer came from matches this machine: exact, compatible (same ISA, caches
+ * within a factor of 1.5, another CPU model or core count) or foreign (only
+ * when forced with the platform "any").
  *
  * Errors come back as status codes; sfcconf_last_error() then describes the
  * last failure of the calling thread. Nothing exits, prints or throws. Once
@@ -38,7 +42,7 @@ extern "C" {
 #endif
 
 #define SFCCONF_VERSION_MAJOR 0
-#define SFCCONF_VERSION_MINOR 2
+#define SFCCONF_VERSION_MINOR 3
 
 typedef enum sfcconf_status {
   SFCCONF_OK = 0,
@@ -69,6 +73,13 @@ typedef enum sfcconf_tier {
   SFCCONF_TIER_DEFAULT = 3
 } sfcconf_tier;
 
+/* How the platform whose results answered matches this machine (since 0.3). */
+typedef enum sfcconf_platform_match {
+  SFCCONF_PLATFORM_EXACT = 0,
+  SFCCONF_PLATFORM_COMPATIBLE = 1,
+  SFCCONF_PLATFORM_FOREIGN = 2
+} sfcconf_platform_match;
+
 typedef struct sfcconf_answer {
   int k_layers;       /* 1..8 */
   int k_block_factor; /* 1..8 */
@@ -82,12 +93,15 @@ typedef struct sfcconf_answer {
 typedef struct sfcconf_handle sfcconf_handle; /* an opened source of tuned configurations */
 
 /* Opens `path`: a tuning database (SQLite) or an exported tuning table,
- * loading every thread count and dtype it holds for the platform. `platform`
- * NULL or "" means this machine (a file tuned elsewhere is refused with
- * SFCCONF_ERR_PLATFORM); a platform hash (16 hex digits, as `sfc-tune db`
- * lists them) selects that platform whatever machine this is. `path` NULL
- * opens no file: every answer is then the default tier for this machine.
- * On success *out holds the handle; on failure *out is NULL. */
+ * loading every thread count and dtype it holds for the platform chosen:
+ *   "this"   results of this machine's hardware (exact), else of a compatible
+ *            one; a file of foreign platforms only is refused with
+ *            SFCCONF_ERR_PLATFORM, the message naming the fields that differ
+ *   "any"    the best match the file holds, foreign included (forced)
+ *   a hash   that platform (16 hex digits, as `sfc-tune db info` lists them)
+ * NULL or "" reads the environment variable SFC_PLATFORM, and "this" when it
+ * is unset. `path` NULL opens no file: every answer is then the default tier
+ * for this machine. On success *out holds the handle; on failure *out is NULL. */
 SFCCONF_API sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_handle** out);
 
 /* The configuration for C = A * B with A M x K, B K x N on `threads` threads,
@@ -102,6 +116,12 @@ SFCCONF_API sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m,
                                                 sfcconf_dtype dtype, int threads, sfcconf_layout layout,
                                                 sfcconf_answer* answer);
 
+/* sfcconf_query_layout, and how the platform that answered matches this
+ * machine (`platform` may be NULL). Since 0.3. */
+SFCCONF_API sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                               sfcconf_dtype dtype, int threads, sfcconf_layout layout,
+                                               sfcconf_answer* answer, sfcconf_platform_match* platform);
+
 /* Releases the handle (NULL is ignored). No query may be running on it. */
 SFCCONF_API void sfcconf_close(sfcconf_handle* conf);
 
@@ -110,9 +130,11 @@ SFCCONF_API void sfcconf_close(sfcconf_handle* conf);
 SFCCONF_API const char* sfcconf_last_error(void);
 
 /* Names for messages and logs: "ok", "argument", ...; "exact", "nearest",
- * "model", "default". Unknown values give "unknown". */
+ * "model", "default"; "exact", "compatible", "foreign". Unknown values give
+ * "unknown". */
 SFCCONF_API const char* sfcconf_status_name(sfcconf_status status);
 SFCCONF_API const char* sfcconf_tier_name(sfcconf_tier tier);
+SFCCONF_API const char* sfcconf_platform_match_name(sfcconf_platform_match match);
 
 #ifdef __cplusplus
 }

@@ -26,9 +26,9 @@ class Error : public std::runtime_error {
 
 class TunedConfigs {
  public:
-  // Opens a tuning database or table for this machine, or for the platform
-  // whose hash is given (see sfcconf_open). A null path opens no file: every
-  // answer is the default tier.
+  // Opens a tuning database or table for this machine, for "any" platform,
+  // or for the platform whose hash is given (see sfcconf_open; none given:
+  // SFC_PLATFORM). A null path opens no file: every answer is the default tier.
   explicit TunedConfigs(const char* path, const char* platform = nullptr) {
     check(sfcconf_open(path, platform, &handle_));
   }
@@ -42,6 +42,18 @@ class TunedConfigs {
   }
   TunedConfigs(const TunedConfigs&) = delete;
   TunedConfigs& operator=(const TunedConfigs&) = delete;
+
+  // The answer and how the platform that gave it matches this machine.
+  struct Match {
+    sfcconf_answer answer;
+    sfcconf_platform_match platform;
+  };
+  Match query_match(std::int64_t m, std::int64_t n, std::int64_t k, sfcconf_dtype dtype = SFCCONF_F32,
+                    int threads = 1, sfcconf_layout layout = SFCCONF_BLOCKED) const {
+    Match match;
+    check(sfcconf_query_match(handle_, m, n, k, dtype, threads, layout, &match.answer, &match.platform));
+    return match;
+  }
 
   // Thread-safe; throws sfcconf::Error for sizes or threads < 1.
   sfcconf_answer query(std::int64_t m, std::int64_t n, std::int64_t k, sfcconf_dtype dtype = SFCCONF_F32,

@@ -90,12 +90,14 @@ AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   try {
-    const sfcconf_answer a = impl_->configs.query(shape.m, shape.n, shape.k, to_sfcconf(dtype),
-                                                  threads > 0 ? threads : omp_get_max_threads(), to_sfcconf(layout));
-    return {{a.k_layers, a.k_block_factor},
-            tier_of(a.tier),
-            a.distance,
-            {a.nearest_m, a.nearest_n, a.nearest_k}};
+    const auto [a, platform] = impl_->configs.query_match(
+        shape.m, shape.n, shape.k, to_sfcconf(dtype), threads > 0 ? threads : omp_get_max_threads(),
+        to_sfcconf(layout));
+    return {.knobs = {a.k_layers, a.k_block_factor},
+            .tier = tier_of(a.tier),
+            .platform = static_cast<PlatformMatch>(platform),  // the same order as sfcconf_platform_match
+            .distance = a.distance,
+            .nearest = {a.nearest_m, a.nearest_n, a.nearest_k}};
   } catch (const sfcconf::Error& e) {
     throw Error(e.what());
   }

@@ -52,6 +52,7 @@ struct ConfigPredictor::ShapeGroup {
   DType dtype;
   int threads;
   Layout layout;
+  PlatformMatch match;  // of the table the shapes came from
   std::vector<GemmShape> shapes;
   std::vector<Point> points;   // log2 of each shape
   std::vector<Knobs> winners;  // of each shape
@@ -199,8 +200,10 @@ std::string_view to_string(Predictor predictor) {
   return "?";
 }
 
-ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options)
-    : options_(options), l2_rule_({}, 0, options.l2_fraction.value_or(paper_l2_fraction)) {
+ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options,
+                                 const std::optional<Platform>& here)
+    : options_(options),
+      l2_rule_{0, AnalyticalModel({}, 0, options.l2_fraction.value_or(paper_l2_fraction)), PlatformMatch::exact} {
   if (options_.vote_neighbours < 1 || options_.vote_neighbours > max_vote_neighbours)
     throw Error("the vote needs 1.." + std::to_string(max_vote_neighbours) + " neighbours, got " +
                 std::to_string(options_.vote_neighbours));
@@ -209,17 +212,29 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   if (options_.l2_fraction && !(*options_.l2_fraction > 0))
     throw Error("the L2 fraction must be > 0");
   const double fraction = options_.l2_fraction.value_or(paper_l2_fraction);
+  // The default tier needs nothing from a table but an L2 size: this machine's
+  // when known (then its answers are exact), else the first table's that has one.
+  const bool l2_here = here && here->l2_bytes > 0;
+  if (l2_here) l2_rule_.model = AnalyticalModel({}, here->l2_bytes, fraction);
+  bool have_l2 = l2_here;
   for (const TuningTable& table : tables) {
     const Platform& p = table.platform;
-    if (p.l2_bytes > 0) l2_rule_ = AnalyticalModel({}, p.l2_bytes, fraction);
-    // One model per thread count: the first calibrated table of that count.
-    const AnalyticalModel m(table.calibration, p.l2_bytes, fraction);
+    const PlatformMatch match = here ? compare_platforms(p, *here).match : PlatformMatch::exact;
+    if (!have_l2 && p.l2_bytes > 0) {
+      l2_rule_ = {p.threads, AnalyticalModel({}, p.l2_bytes, fraction), match};
+      have_l2 = true;
+    }
+    // One model per thread count: the table's gamma and beta with the L2 of
+    // the machine the answers are for. The first calibrated table of the
+    // best match wins.
+    const std::size_t l2 = l2_here ? here->l2_bytes : p.l2_bytes;
+    const ThreadModel m{p.threads, AnalyticalModel(table.calibration, l2, fraction), match};
     auto known = std::find_if(models_.begin(), models_.end(),
-                              [&](const auto& entry) { return entry.first == p.threads; });
+                              [&](const ThreadModel& entry) { return entry.threads == p.threads; });
     if (known == models_.end())
-      models_.emplace_back(p.threads, m);
-    else if (!known->second.calibrated())
-      known->second = m;
+      models_.push_back(m);
+    else if (!known->model.calibrated() && m.model.calibrated())
+      *known = m;
     for (const TunedShape& s : table.shapes) {
       auto same = [&](const auto& g) {
         return g->dtype == s.dtype && g->threads == s.threads && g->layout == s.layout;
@@ -230,6 +245,7 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
         g->dtype = s.dtype;
         g->threads = s.threads;
         g->layout = s.layout;
+        g->match = match;
         groups_.push_back(std::move(g));
         it = groups_.end() - 1;
       }
@@ -240,7 +256,7 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
     g->tree =
         std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
   if (!options_.l2_fraction)
-    for (auto& [threads, m] : models_) fit_l2_fraction(threads, m);
+    for (ThreadModel& m : models_) fit_l2_fraction(m.threads, m.model);
   for (auto& g : groups_) choose_policy(*g);
 }
 
@@ -318,9 +334,10 @@ double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout lay
 }
 
 double ConfigPredictor::l2_fraction(int threads) const {
-  for (const auto& [t, m] : models_)
-    if (t == threads) return m.l2_fraction();
-  return l2_rule_.l2_fraction();
+  for (const ThreadModel& m : models_)
+    if (m.threads == threads) return m.model.l2_fraction();
+  if (const ThreadModel* m = model(threads)) return m->model.l2_fraction();
+  return l2_rule_.model.l2_fraction();
 }
 
 // A layout without tuned shapes of its own borrows another's. Row-major
@@ -341,10 +358,18 @@ ConfigPredictor::GroupFor ConfigPredictor::group(DType dtype, int threads, Layou
   return {find(Layout::blocked), false};
 }
 
-const AnalyticalModel* ConfigPredictor::model(int threads) const {
-  for (const auto& [t, m] : models_)
-    if (t == threads) return m.calibrated() ? &m : nullptr;
-  return nullptr;
+const ConfigPredictor::ThreadModel* ConfigPredictor::model(int threads) const {
+  const ThreadModel* best = nullptr;
+  // Ordered by match, then by how far the thread count is (a factor of 2 either way counts alike).
+  const auto rank = [threads](const ThreadModel& m) {
+    return std::pair(static_cast<int>(m.match), std::abs(std::log2(double(m.threads) / threads)));
+  };
+  for (const ThreadModel& m : models_) {
+    if (!m.model.calibrated()) continue;
+    if (m.threads == threads) return &m;
+    if (!best || rank(m) < rank(*best)) best = &m;
+  }
+  return best;
 }
 
 Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
@@ -359,6 +384,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
     a.distance = d;
     const GemmShape& n = g->shapes[i];
     a.nearest = found.transposed ? GemmShape{n.n, n.m, n.k} : n;  // in the query's terms
+    a.platform = g->match;
     if (n.m == q.m && n.n == q.n && n.k == q.k) {
       a.knobs = g->winner(i);
       a.tier = Tier::exact;
@@ -373,13 +399,22 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
   const Answer below = fallback(shape, dtype, threads);
   a.knobs = below.knobs;
   a.tier = below.tier;
+  a.platform = below.platform;
   return a;
 }
 
+// The model of this thread count or, when none of its tables is calibrated,
+// another's; else the default with this thread count's own L2 rule.
 Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int threads) const {
-  for (const auto& [t, m] : models_)
-    if (t == threads) return below_neighbours(m, shape, dtype, threads);
-  return below_neighbours(l2_rule_, shape, dtype, threads);
+  const ThreadModel* m = model(threads);
+  if (!m) {
+    m = &l2_rule_;
+    for (const ThreadModel& own : models_)
+      if (own.threads == threads) m = &own;
+  }
+  Answer a = below_neighbours(m->model, shape, dtype, threads);
+  a.platform = m->match;
+  return a;
 }
 
 Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmShape& shape,
@@ -400,11 +435,9 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
   check_prediction_request(shape, threads);
   if (predictor == Predictor::policy) return query(shape, dtype, threads, layout).knobs;
   if (predictor == Predictor::model) {
-    const AnalyticalModel* m = model(threads);
-    if (!m)
-      throw Error("no calibration for " + std::to_string(threads) +
-                  " threads: run `sfc-tune calibrate` on this platform");
-    return m->predict(shape, dtype, threads).knobs;
+    const ThreadModel* m = model(threads);
+    if (!m) throw Error("no calibration: run `sfc-tune calibrate` on this platform");
+    return m->model.predict(shape, dtype, threads).knobs;
   }
   const GroupFor found = group(dtype, threads, layout);
   const ShapeGroup* g = found.shapes;

@@ -72,12 +72,16 @@ sfcconf_tier tier_of(sfc::Tier tier) {
   return SFCCONF_TIER_DEFAULT;
 }
 
-void fill(const sfc::Answer& a, sfcconf_answer* out) {
+void fill(const sfc::Answer& a, sfcconf_answer* out, sfcconf_platform_match* platform) {
   *out = {a.knobs.k_layers, a.knobs.k_block_factor,
           tier_of(a.tier),  a.distance,
           a.nearest.m,      a.nearest.n,
           a.nearest.k};
+  if (platform) *platform = static_cast<sfcconf_platform_match>(a.platform);  // same order, see below
 }
+static_assert(int(sfc::PlatformMatch::exact) == SFCCONF_PLATFORM_EXACT &&
+              int(sfc::PlatformMatch::compatible) == SFCCONF_PLATFORM_COMPATIBLE &&
+              int(sfc::PlatformMatch::foreign) == SFCCONF_PLATFORM_FOREIGN);
 
 }  // namespace
 
@@ -88,13 +92,9 @@ sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_hand
   *out = nullptr;
   return guarded([&] {
     std::vector<sfc::TuningTable> tables;
-    if (path) {
-      tables = sfc::load_tuning_tables(path, platform ? platform : "");
-    } else {  // no tuned data: this machine's L2 still sizes the default's k_block_factor
-      tables.emplace_back();
-      tables.back().platform = sfc::detect_platform();
-    }
-    *out = new sfcconf_handle{sfc::ConfigPredictor(tables), sfc::AnswerCache()};
+    if (path) tables = sfc::load_tuning_tables(path, sfc::PlatformChoice::parse_or_environment(platform ? platform : ""));
+    // Without tuned data this machine's L2 still sizes the default's k_block_factor.
+    *out = new sfcconf_handle{sfc::ConfigPredictor(tables, {}, sfc::detect_platform()), sfc::AnswerCache()};
     return SFCCONF_OK;
   });
 }
@@ -107,6 +107,12 @@ sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t
 sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
                                     sfcconf_dtype dtype, int threads, sfcconf_layout layout,
                                     sfcconf_answer* answer) {
+  return sfcconf_query_match(conf, m, n, k, dtype, threads, layout, answer, nullptr);
+}
+
+sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                   sfcconf_dtype dtype, int threads, sfcconf_layout layout,
+                                   sfcconf_answer* answer, sfcconf_platform_match* platform) {
   if (!conf || !answer) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_query: conf or answer is NULL");
   if (dtype != SFCCONF_F32 && dtype != SFCCONF_F64 && dtype != SFCCONF_BF16)
     return fail(SFCCONF_ERR_ARGUMENT, "unknown dtype (expected SFCCONF_F32, _F64 or _BF16)");
@@ -120,13 +126,13 @@ sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m, int64_t n, 
                      : layout == SFCCONF_ROW_MAJOR ? sfc::Layout::row_major
                                                    : sfc::Layout::col_major;
   if (const auto cached = conf->cache.find(shape, type, threads, entry)) {
-    fill(*cached, answer);
+    fill(*cached, answer, platform);
     return SFCCONF_OK;
   }
   return guarded([&] {  // query() refuses sizes or threads < 1 with an sfc::Error
     const sfc::Answer a = conf->predictor.query(shape, type, threads, entry);
     conf->cache.insert(shape, type, threads, entry, a);
-    fill(a, answer);
+    fill(a, answer, platform);
     return SFCCONF_OK;
   });
 }
@@ -151,6 +157,18 @@ const char* sfcconf_status_name(sfcconf_status status) {
       return "memory";
     case SFCCONF_ERR_INTERNAL:
       return "internal";
+  }
+  return "unknown";
+}
+
+const char* sfcconf_platform_match_name(sfcconf_platform_match match) {
+  switch (match) {
+    case SFCCONF_PLATFORM_EXACT:
+      return "exact";
+    case SFCCONF_PLATFORM_COMPATIBLE:
+      return "compatible";
+    case SFCCONF_PLATFORM_FOREIGN:
+      return "foreign";
   }
   return "unknown";
 }

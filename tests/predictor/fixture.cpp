@@ -2,8 +2,11 @@
 // ThreadSanitizer run) into the directory given as the only argument:
 //   this_machine.sfctable   27 synthetic shapes, "tuned here" on 2 threads, calibrated
 //   calibrated_only.sfctable  this machine's calibration, no tuned shape (the model answers)
-//   other_machine.sfctable  the same from another CPU; other_machine.hash holds its hash
+//   other_machine.sfctable  the same from a foreign CPU (another ISA); other_machine.hash holds its hash
 //   truncated.sfctable      this_machine.sfctable cut in the middle
+//   edited_platform.sfctable, duplicated_platform.sfctable, no_platform.sfctable
+//                           its platform block edited (the hash no longer matches),
+//                           with a line twice, or left out
 //   empty.sfctable          no bytes at all
 // The synthetic winners: K >= 4096 -> (2, 4), otherwise (1, 2); see sfc::test::region_shapes().
 #include <cstdio>
@@ -31,13 +34,28 @@ int main(int argc, char** argv) try {
   calibrated_only.save(dir + "/calibrated_only.sfctable");
 
   sfc::TuningTable other = here;
-  other.platform.cpu_model = "Some Other CPU";
+  other.platform = sfc::test::foreign_machine(2);
   other.save(dir + "/other_machine.sfctable");
   std::ofstream(dir + "/other_machine.hash") << other.platform.hash();
 
   std::ifstream in(dir + "/this_machine.sfctable", std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::ofstream(dir + "/truncated.sfctable", std::ios::binary) << text.substr(0, text.size() / 2);
+  // The platform block: "platform cores N" edited, duplicated, or every platform line dropped.
+  const std::size_t cores_at = text.find("platform cores ");
+  const std::size_t cores_end = text.find('\n', cores_at) + 1;
+  const std::string cores_line = text.substr(cores_at, cores_end - cores_at);
+  std::ofstream(dir + "/edited_platform.sfctable", std::ios::binary)
+      << text.substr(0, cores_at) << "platform cores 1024\n" << text.substr(cores_end);
+  std::ofstream(dir + "/duplicated_platform.sfctable", std::ios::binary)
+      << text.substr(0, cores_end) << cores_line << text.substr(cores_end);
+  std::string without;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at) + 1;
+    if (text.compare(at, 9, "platform ") != 0) without += text.substr(at, end - at);
+    at = end;
+  }
+  std::ofstream(dir + "/no_platform.sfctable", std::ios::binary) << without;
   std::ofstream(dir + "/empty.sfctable", std::ios::binary).flush();
   return 0;
 } catch (const std::exception& e) {

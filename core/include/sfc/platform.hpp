@@ -1,27 +1,82 @@
-// Platform: what a tuning result is valid for. Two machines with the same
-// fingerprint are expected to share winners; the hash keys every stored result.
+// Platform: what a tuning result is valid for, and how close another machine
+// comes to it.
+//
+// The identity fields name the hardware that decides which configuration wins
+// (CPU model, ISA, cores, threads, caches per instance, NUMA nodes); hash()
+// covers those and nothing else, so two machines of one kind share a hash
+// whatever compiler or LIBXSMM build ran the tuning. Those two are recorded
+// and shown, not identity. Topology and cache sizes are read with hwloc (it
+// reads sysfs and honours cgroup cpusets); hwloc's own HWLOC_XMLFILE and
+// HWLOC_SYNTHETIC environment variables make a process see another machine.
 #pragma once
 #include <cstddef>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace sfc {
 
 struct Platform {
-  std::string cpu_model;        // /proc/cpuinfo "model name"
-  int cores = 0;                // online logical CPUs
-  int threads = 0;              // threads the GEMM runs with
-  std::size_t l1d_bytes = 0;    // per core
-  std::size_t l2_bytes = 0;     // per core
-  std::size_t l3_bytes = 0;     // as the OS reports it
-  std::string isa;              // the ISA LIBXSMM generates code for ("hsw", "cpx", ...)
+  // ---- identity ----
+  std::string cpu_model;      // hwloc's CPUModel of the first package ("unknown" when not reported)
+  int cores = 0;              // cores this process may run on
+  int threads = 0;            // threads the GEMM runs with
+  std::size_t l1d_bytes = 0;  // one instance (the L1d of one core)
+  std::size_t l2_bytes = 0;   // one instance
+  std::size_t l3_bytes = 0;   // one instance (one CCD's, one socket's); 0 = none
+  // NUMA nodes; 0 marks a record made before hwloc read the topology (table
+  // version < 3, export version < 3, schema < 4), whose L3 size was not read
+  // per instance: its l3_bytes is then 0 too, and both count as unknown.
+  int numa_nodes = 0;
+  std::string isa;            // the ISA LIBXSMM generates code for ("hsw", "cpx", ...)
+  // ---- recorded, not identity ----
   std::string libxsmm_version;
   std::string compiler;
 
-  // 16 hex digits (FNV-1a 64 over the fields above, in this order); stable across runs.
+  // 16 hex digits (FNV-1a 64 over the identity fields); stable across runs.
   std::string hash() const;
+  bool legacy() const { return numa_nodes == 0; }
 };
 
-// Reads the running machine. threads <= 0 means omp_get_max_threads().
+// 16 hex digits of FNV-1a 64 over `fields`, each followed by a separator, so
+// ("ab", "c") and ("a", "bc") differ. Platform::hash() is this over its identity.
+std::string fingerprint(std::span<const std::string> fields);
+
+// Reads the running machine once per process (threads <= 0: omp_get_max_threads()).
+// Throws sfc::Error if hwloc cannot read the topology.
 Platform detect_platform(int threads = 0);
+
+// The same read from another topology: `source` is an XML file as
+// `lstopo FILE.xml` writes it, or else hwloc's synthetic description
+// ("package:2 l3:1(size=32MiB) l2:8(size=1MiB) l1d:1(size=48KiB) core:1 pu:1").
+// The ISA, LIBXSMM version and compiler are this process's. Throws sfc::Error.
+Platform platform_from_topology(const std::string& source, int threads);
+
+// How results tuned on one platform carry over to another:
+//   exact       the same hardware (threads aside: the predictor answers other
+//               thread counts from the model)
+//   compatible  the same ISA and every cache within kCacheTolerance; the CPU
+//               model, core count or NUMA nodes differ, or the tuned record
+//               is a legacy one whose L3 is unknown
+//   foreign     another ISA, or a cache beyond the tolerance (or present on
+//               one side only): refused unless forced
+enum class PlatformMatch { exact, compatible, foreign };
+std::string_view to_string(PlatformMatch match);  // "exact", "compatible", "foreign"
+
+// The largest ratio between two cache sizes that still counts as compatible:
+// 1.5 keeps e.g. a 32 KiB and a 48 KiB L1d together, and tells a 1 MiB L2 from
+// a 2 MiB one (where the k_block_factor that fits L2 changes).
+inline constexpr double kCacheTolerance = 1.5;
+
+struct PlatformComparison {
+  PlatformMatch match = PlatformMatch::exact;
+  // One phrase per differing identity field: "l2_bytes: tuned 1048576, here 2097152".
+  std::vector<std::string> differences;
+  std::string describe() const;  // the differences joined by "; " ("" when none)
+};
+
+// Compares the platform results were tuned on with the one they would serve.
+PlatformComparison compare_platforms(const Platform& tuned, const Platform& here);
 
 }  // namespace sfc

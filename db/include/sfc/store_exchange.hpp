@@ -4,7 +4,7 @@
 // Formats (columns and keys are documented in docs/tuning.md):
 //   csv   one row per winner; with `all`, one row per measurement instead,
 //         each carrying its platform and calibration, and a `winner` column
-//   json  {"format": "sfc-tune-export", "version": 2, "platforms": [{...,
+//   json  {"format": "sfc-tune-export", "version": 3, "platforms": [{...,
 //         "calibration", "winners", and with `all` "measurements"}]}
 //   table the TuningTable file of one platform (sfc/tuning_table.hpp)
 // An export made with `all` imports back without loss; imports and merges
@@ -53,5 +53,9 @@ ExchangeCounts merge_results(TuningStore& into, const TuningStore& from);
 // its fingerprint, calibration (or null) and, per dtype and thread count, the
 // shapes measured, the shapes with a winner and the measurements.
 nlohmann::ordered_json describe_store(const TuningStore& store);
+
+// The same summary of an exported tuning table: its platform, calibration and,
+// per dtype, thread count and layout, the shapes it holds (each with a winner).
+nlohmann::ordered_json describe_table(const TuningTable& table, const std::string& path);
 
 }  // namespace sfc

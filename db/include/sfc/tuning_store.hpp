@@ -65,6 +65,10 @@ struct ResultGroup {
 // "2025-01-31T12:00:00.123456Z": the time stamps the store keeps.
 std::string utc_timestamp();
 
+// True when `path` starts with SQLite's 16-byte header (a database, to be
+// opened as a TuningStore); false for anything else, unreadable files included.
+bool has_sqlite_header(const std::string& path);
+
 class TuningStore {
  public:
   enum class Mode {
@@ -83,8 +87,9 @@ class TuningStore {
 
   std::vector<Platform> platforms() const;
   std::optional<Platform> platform(const std::string& hash) const;
-  // Adds the platform if its hash is new; throws if a different platform
-  // already holds that hash.
+  // Adds the platform if its hash is new; throws if a platform of other
+  // identity fields already holds that hash (the recorded compiler and
+  // LIBXSMM version of the first stay).
   void upsert_platform(const Platform& platform);
 
   // Records measurements in one transaction (or inside the open batch); a
@@ -103,6 +108,20 @@ class TuningStore {
       throw;
     }
     commit_batch();
+  }
+
+  // Runs `body` with every read inside one snapshot of the database: what
+  // other processes commit meanwhile is not seen, so reads that belong
+  // together (a platform, its calibration, times and winners) agree. Nests,
+  // and inside batch() the batch's transaction is the snapshot.
+  template <class Body>
+  decltype(auto) snapshot(Body&& body) const {
+    struct End {
+      const TuningStore& store;
+      bool began;
+      ~End() { store.end_read(began); }
+    } end{*this, begin_read()};
+    return body();
   }
 
   std::vector<Measurement> measurements(const std::string& platform_hash) const;
@@ -128,12 +147,15 @@ class TuningStore {
   // The winners with the times of all 64 configurations, ordered by M, N, K.
   TuningTable table(const std::string& platform_hash, DType dtype, int threads, Layout layout) const;
   TuningTable table(const std::string& platform_hash) const;  // every dtype, thread count and layout
+  std::vector<TuningTable> tables() const;                    // every platform's, in one snapshot
 
  private:
   struct Impl;
   void begin_batch();
   void commit_batch();
   void abandon_batch() noexcept;
+  bool begin_read() const;  // true when this call opened the read transaction
+  void end_read(bool began) const noexcept;
   std::unique_ptr<Impl> impl_;
 };
 

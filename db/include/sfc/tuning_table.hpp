@@ -1,15 +1,18 @@
 // TuningTable: the winners of one platform in a small text file that loads
 // in milliseconds without SQLite (libsfcconf reads it at start-up).
 //
-// Format, version 2 (one record per line, fields separated by one space):
-//   sfc-table 2
-//   platform <field> <value>      every Platform field, then `platform hash <16 hex>`;
-//                                 the value is the rest of the line (it may hold spaces)
+// Format, version 3 (one record per line, fields separated by one space):
+//   sfc-table 3
+//   platform <field> <value>      every Platform field, then `platform hash <16 hex>`
+//                                 (Platform::hash(): the hardware only); the value is
+//                                 the rest of the line (it may hold spaces)
 //   calibration <gamma> <beta>    GFLOP/s per core, GB/s; 0 = unknown
 //   shapes <count>                how many shape lines follow (catches truncation)
 //   shape M N K dtype threads layout KL KBF t1 ... t64
 // layout is the entry the shape was tuned through: blocked, row or col (version
 // 1 files, still read, have no layout field: every shape there is blocked).
+// Versions 1 and 2 have no numa_nodes and hash every field; they are read and
+// re-keyed (verify_platform_hash in sfc/platform_fields.hpp).
 // t_i is the time in seconds (%.6g) of configuration i = (KL-1)*8 + (KBF-1):
 // its fastest cold run (sfc/tuner.hpp says why not the mean; tables exported
 // before schema version 2 of the database hold means), `nan` where that

@@ -22,7 +22,7 @@ namespace sfc {
 class AnswerCache {
  public:
   static constexpr int key_words = 4;    // m, n, k, (layout, dtype, threads)
-  static constexpr int value_words = 5;  // knobs and tier, distance, nearest m, n, k
+  static constexpr int value_words = 5;  // knobs, tier and platform match, distance, nearest m, n, k
   using Words = std::array<std::uint64_t, key_words + value_words>;
 
   explicit AnswerCache(std::size_t slots = 1024);  // rounded up to a power of two, >= 2

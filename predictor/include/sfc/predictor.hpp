@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sfc/analytical_model.hpp"
+#include "sfc/platform.hpp"
 #include "sfc/tuning_table.hpp"
 
 namespace sfc {
@@ -37,6 +38,9 @@ std::string_view to_string(Tier tier);  // "exact", "nearest", "model", "default
 struct Answer {
   Knobs knobs;
   Tier tier = Tier::fallback;
+  // How the platform whose data answered matches the machine the predictor
+  // serves (sfc/platform.hpp); exact when it was built without one.
+  PlatformMatch platform = PlatformMatch::exact;
   // log2-space distance to the nearest tuned shape of the same dtype and
   // threads, and that shape; +infinity and zeros when there is none.
   double distance = std::numeric_limits<double>::infinity();
@@ -77,9 +81,15 @@ double best_seconds(const TunedShape& shape);
 
 class ConfigPredictor {
  public:
-  // Shapes are grouped by (dtype, threads, layout), one k-d tree per group; each
-  // table's calibration serves queries with its platform's thread count.
-  explicit ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options = {});
+  // Shapes are grouped by (dtype, threads, layout), one k-d tree per group.
+  // Each table's calibration (gamma per core, beta shared by the threads)
+  // serves the model tier at its thread count, and at thread counts no table
+  // has, the calibration of the best-matching table with the nearest thread
+  // count. `here`, the machine the answers are for, labels every answer with
+  // its match and gives the L2 size of the model and default tiers; without
+  // it every answer is `exact` and the tables' L2 sizes serve.
+  explicit ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options = {},
+                           const std::optional<Platform>& here = std::nullopt);
   ~ConfigPredictor();
   ConfigPredictor(ConfigPredictor&&) noexcept;
   ConfigPredictor& operator=(ConfigPredictor&&) noexcept;
@@ -100,6 +110,9 @@ class ConfigPredictor {
   double policy_max_distance(DType dtype, int threads, Layout layout = Layout::blocked) const;
   // The L2 fraction the model and default tiers use for `threads` threads.
   double l2_fraction(int threads) const;
+  // True when the model tier can answer for `threads` threads (a calibrated
+  // table of that or another thread count).
+  bool has_model(int threads) const { return model(threads) != nullptr; }
 
  private:
   struct ShapeGroup;
@@ -110,7 +123,15 @@ class ConfigPredictor {
     bool transposed = false;
   };
   GroupFor group(DType dtype, int threads, Layout layout) const;
-  const AnalyticalModel* model(int threads) const;
+  // The model of one thread count: its platform's calibration and L2 rule.
+  struct ThreadModel {
+    int threads;
+    AnalyticalModel model;
+    PlatformMatch match;
+  };
+  // The calibrated model that serves `threads`: its own, or else the
+  // best-matching one of the nearest thread count; null when none is calibrated.
+  const ThreadModel* model(int threads) const;
   Answer fallback(const GemmShape& shape, DType dtype, int threads) const;  // model or default
   static Answer below_neighbours(const AnalyticalModel& model, const GemmShape& shape, DType dtype,
                                  int threads);  // the model's answer, or the default's
@@ -120,8 +141,8 @@ class ConfigPredictor {
   PredictorOptions options_;
   std::vector<std::unique_ptr<ShapeGroup>> groups_;
   // By platform thread count; calibrated or not (then only the L2 rule serves).
-  std::vector<std::pair<int, AnalyticalModel>> models_;
-  AnalyticalModel l2_rule_;  // uncalibrated: only the L2 rule, for the default tier
+  std::vector<ThreadModel> models_;
+  ThreadModel l2_rule_;  // uncalibrated: only the L2 rule, for the default tier
 };
 
 }  // namespace sfc
