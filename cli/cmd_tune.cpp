@@ -77,7 +77,7 @@ struct TuneArgs {
   std::string k_layers = "1:8", k_block_factors = "1:8", shard;
   int random = 0, threads = 0, warmup = 2, reps = 10;
   std::uint64_t seed = 1;
-  double prune_margin = 0.25;
+  double prune_margin = 0.25, budget = 0;
   bool prune = false, force = false, quiet = false, json = false;
 };
 
@@ -99,7 +99,8 @@ void run_tune(const TuneArgs& a) {
                                   .warmup = a.warmup,
                                   .reps = a.reps,
                                   .prune_margin = a.prune ? a.prune_margin : -1,
-                                  .layout = parse_layout(a.layout)},
+                                  .layout = parse_layout(a.layout),
+                                  .budget_seconds = a.budget},
                          .configs = ConfigSet::parse(a.k_layers, a.k_block_factors),
                          .force = a.force,
                          .progress = a.quiet ? ProgressStyle::quiet : ProgressStyle::automatic};
@@ -161,6 +162,10 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed runs per configuration (their fastest is its time)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--budget", a->budget,
+                  "Seconds per configuration: its warm-up and its timed runs each stop once they took this "
+                  "long (at least one timed run), so large shapes cost a few runs; 0: always --reps")
+      ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")->capture_default_str();
   cmd->add_option("--k-block-factors", a->k_block_factors, "k_block_factor values to search")->capture_default_str();
   CLI::Option* prune = cmd->add_flag("--prune", a->prune, "Screen every configuration with one run, then time "
@@ -176,18 +181,50 @@ void add_tune_command(CLI::App& app) {
 
 // ---- export / import / merge ---------------------------------------------
 
+// True when `path` starts like a tuning table ("sfc-table N").
+bool starts_with_table_magic(const std::string& path) {
+  char head[10] = {};
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return false;
+  const std::size_t read = std::fread(head, 1, sizeof head, file);
+  std::fclose(file);
+  return std::string_view(head, read) == "sfc-table ";
+}
+
 struct ExportArgs {
   std::string db = kDefaultDb, format = "csv", output, platform;
   bool all = false, json = false;
 };
+
+// A tuning table read and written again: how a table of an older version
+// (or an older platform hash) becomes a current one.
+ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) {
+  if (request.format != ExportFormat::table)
+    throw Error(a.db + " is a tuning table, which holds winners only: it can be written again as a table "
+                "(--format table); csv and json exports come from a database");
+  const TuningTable table = TuningTable::load(a.db);
+  if (!a.platform.empty() && a.platform != table.platform.hash())
+    throw Error(a.db + " holds platform " + table.platform.hash() + ", not " + a.platform);
+  table.save(request.path);
+  return {.platforms = 1, .winners = static_cast<std::int64_t>(table.shapes.size())};
+}
 
 void run_export(const ExportArgs& a) {
   const ExportRequest request{.format = parse_export_format(a.format),
                               .path = a.output,
                               .platform_hash = a.platform,
                               .all = a.all};
-  const TuningStore store(a.db, TuningStore::Mode::read_only);
-  const ExchangeCounts counts = export_results(store, request);
+  std::error_code error;
+  const bool table = !has_sqlite_header(a.db) && starts_with_table_magic(a.db);
+  if (!table && std::filesystem::exists(a.output, error) && std::filesystem::equivalent(a.db, a.output, error))
+    throw Error("export: the output " + a.output + " is the database " + a.db + " itself; choose another file");
+  ExchangeCounts counts;
+  if (table) {
+    counts = rewrite_table(a, request);
+  } else {
+    const TuningStore store(a.db, TuningStore::Mode::read_only);
+    counts = export_results(store, request);
+  }
   std::printf("%s: %lld winners%s of %lld platform(s) written as %s\n", a.output.c_str(),
               static_cast<long long>(counts.winners),
               a.all ? (" and " + std::to_string(counts.measurements) + " measurements").c_str() : "",
@@ -264,14 +301,6 @@ struct InfoArgs {
   bool json = false;
 };
 
-bool starts_with_table_magic(const std::string& path) {
-  char head[10] = {};
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) return false;
-  const std::size_t read = std::fread(head, 1, sizeof head, file);
-  std::fclose(file);
-  return std::string_view(head, read) == "sfc-table ";
-}
 
 // A size in bytes as KiB, or "unknown" for a record made before hwloc.
 std::string kib(const json& platform, const char* key) {
@@ -303,11 +332,13 @@ void run_info(const InfoArgs& a) {
   const Platform here = detect_platform();
   std::size_t i = 0;
   for (json& p : info["platforms"]) {
-    std::printf("platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, %d NUMA node(s), isa %s, "
+    const int numa = p["numa_nodes"].get<int>();
+    std::printf("platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, NUMA nodes %s, isa %s, "
                 "LIBXSMM %s, %s\n",
                 p["hash"].get<std::string>().c_str(), p["cpu_model"].get<std::string>().c_str(), p["cores"].get<int>(),
                 p["threads"].get<int>(), kib(p, "l1d_bytes").c_str(), kib(p, "l2_bytes").c_str(),
-                kib(p, "l3_bytes").c_str(), p["numa_nodes"].get<int>(), p["isa"].get<std::string>().c_str(),
+                kib(p, "l3_bytes").c_str(), numa > 0 ? std::to_string(numa).c_str() : "unknown",
+                p["isa"].get<std::string>().c_str(),
                 p["libxsmm_version"].get<std::string>().c_str(), p["compiler"].get<std::string>().c_str());
     const PlatformComparison match = compare_platforms(platforms.at(i++), here);
     std::printf("  on this machine: %s%s%s\n", std::string(to_string(match.match)).c_str(),
@@ -335,7 +366,8 @@ void run_info(const InfoArgs& a) {
 void add_exchange_commands(CLI::App& app) {
   auto e = std::make_shared<ExportArgs>();
   CLI::App* exp = app.add_subcommand("export", "Write the winners (and with --all every measurement) to a file");
-  exp->add_option("--db", e->db, "Tuning database")->capture_default_str();
+  exp->add_option("--db", e->db, "Tuning database, or a tuning table to write again as a current one")
+      ->capture_default_str();
   exp->add_option("--format", e->format, "csv, json, or table (the file libsfcconf loads)")->capture_default_str();
   exp->add_option("-o,--output", e->output, "Output file (written atomically)")->required();
   exp->add_option("--platform", e->platform, "Only this platform hash (sfc-tune db info lists them)");

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"sfc-tune: autotuning for Space-Filling-Curve Communication-Avoiding GEMM"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "sfc-tune 0.2.0");
+  app.set_version_flag("--version", "sfc-tune " SFC_VERSION);
   sfc::cli::add_gemm_command(app);
   sfc::cli::add_store_commands(app);
   sfc::cli::add_predict_commands(app);

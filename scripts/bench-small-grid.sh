@@ -6,6 +6,7 @@
 #
 #   bash scripts/bench-small-grid.sh [OUT_DIR [BINARY]]   # default: build/bench-small-grid
 #   CONFIG=tuned DB=sfc-tune.db LAYOUTS=row bash scripts/bench-small-grid.sh
+#   CONFIG=nn DB=data/tables/OTHER.table PLATFORM=any bash scripts/bench-small-grid.sh   # a foreign table, forced
 #   VS=openblas,onednn REPS=20 PASSES=1 MIN_TIME=0 STATISTIC=mean bash scripts/bench-small-grid.sh
 #   THREADS=16 VS=openblas,onednn sfc-tune-bundle/bench-small-grid.sh OUT   # from the carried bundle
 #
@@ -60,6 +61,9 @@ first_in_line() {
 }
 db_args=()
 if [ -n "${DB:-}" ]; then db_args=(--db "$DB"); fi
+# PLATFORM (or SFC_PLATFORM): whose results in DB -- this, any (a foreign
+# table, forced) or a platform hash; see sfc-tune bench --help.
+if [ -n "${PLATFORM:-}" ]; then db_args+=(--platform "$PLATFORM"); fi
 
 for layout in ${LAYOUTS:-blocked row}; do
   echo "bench-small-grid: $layout layout, $threads threads, configuration $config" >&2

@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 
+#include "sfc/error.hpp"
 #include "sfc/measure.hpp"
 #include "sfc/tuner.hpp"
 
@@ -124,4 +127,36 @@ TEST_CASE("timing: pooling two timings gives the statistics of all their runs") 
   CHECK(t.stddev == doctest::Approx(std::sqrt(3.7)));
   CHECK(sfc::pooled(sfc::Timing{}, b).mean == 5);
   CHECK(sfc::pooled(a, sfc::Timing{}).reps == 3);
+}
+
+TEST_CASE("timing: a time budget stops the runs early, never below one timed run") {
+  // Each run sleeps 20 ms: a 50 ms budget allows 3 timed runs (a loaded
+  // machine's longer sleeps only make it fewer), and no budget all 100.
+  int runs = 0;
+  const auto nap = [&](int) {
+    ++runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  const sfc::Timing budgeted = sfc::time_runs(2, 100, 1, 0, nap, 0.05);
+  CHECK(budgeted.reps >= 1);
+  CHECK(budgeted.reps <= 3);
+  CHECK(runs <= 2 + 3);
+  CHECK(budgeted.min >= 0.019);
+  runs = 0;
+  const sfc::Timing tiny = sfc::time_runs(0, 100, 1, 0, nap, 1e-9);  // a budget below one run: one run
+  CHECK(tiny.reps == 1);
+  CHECK(runs == 1);
+  CHECK(sfc::time_runs(0, 5, 1, 0, [](int) {}).reps == 5);  // no budget: every run
+}
+
+TEST_CASE("tuner: with a budget every configuration is still measured, with the runs it took") {
+  sfc::TuneOptions options = tiny_options();
+  options.reps = 1000;
+  options.budget_seconds = 1e-9;  // one timed run each
+  const sfc::Tuner tuner(options);
+  const sfc::ShapeTuning t = tuner.tune(kShape, sfc::ConfigSet::parse("1,2", "1"));
+  REQUIRE(t.measurements.size() == 2);
+  for (const sfc::Measurement& m : t.measurements) CHECK(m.reps == 1);
+  options.budget_seconds = -1;
+  CHECK_THROWS_AS(sfc::Tuner{options}, sfc::Error);
 }

@@ -63,17 +63,28 @@ std::size_t cold_footprint_bytes() {
 }
 
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run) {
+                 const std::function<void(int set)>& run, double budget_seconds) {
   if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
   if (flush_bytes) flush_caches(flush_bytes);
+  using clock = std::chrono::steady_clock;
+  const auto seconds_since = [](clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
+  const bool budgeted = budget_seconds > 0;
   int set = 0;
-  for (int i = 0; i < warmup; ++i, set = (set + 1) % sets) run(set);
-  std::vector<double> seconds(std::size_t(reps), 0.0);
-  for (int i = 0; i < reps; ++i, set = (set + 1) % sets) {
-    const auto t0 = std::chrono::steady_clock::now();
+  const auto warm_start = clock::now();
+  for (int i = 0; i < warmup && !(budgeted && seconds_since(warm_start) >= budget_seconds); ++i, set = (set + 1) % sets)
     run(set);
-    seconds[std::size_t(i)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<double> seconds;
+  seconds.reserve(std::size_t(reps));
+  double spent = 0;
+  for (int i = 0; i < reps && !(budgeted && spent >= budget_seconds); ++i, set = (set + 1) % sets) {
+    const auto t0 = clock::now();
+    run(set);
+    seconds.push_back(seconds_since(t0));
+    spent += seconds.back();
   }
+  reps = static_cast<int>(seconds.size());
   Timing t;
   t.reps = reps;
   t.min = *std::min_element(seconds.begin(), seconds.end());
@@ -133,13 +144,13 @@ void* ColdOperands::c(int set) const {
   return storage_.as<unsigned char>() + set * set_stride_ + a_bytes_ + b_bytes_;
 }
 
-Timing ColdOperands::time(const GemmPlan& plan, int warmup, int reps) const {
+Timing ColdOperands::time(const GemmPlan& plan, int warmup, int reps, double budget_seconds) const {
   return time_runs(warmup, reps, sets_, flush_bytes_, [&](int set) {
     if (layout_ == Layout::blocked)
       plan.execute(a(set), b(set), c(set));
     else
       plan.gemm(layout_, a(set), lda_, b(set), ldb_, c(set), ldc_);
-  });
+  }, budget_seconds);
 }
 
 }  // namespace sfc

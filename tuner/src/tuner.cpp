@@ -73,7 +73,8 @@ class ShapeSearch {
   ShapeSearch(const TuneOptions& options, const GemmShape& shape, std::span<const Measurement> prior)
       : known(prior),
         base_{.shape = shape, .dtype = options.dtype, .threads = options.threads, .layout = options.layout},
-        operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)) {
+        operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
+        budget_seconds_(options.budget_seconds) {
     out.result.shape = shape;
     out.result.dtype = options.dtype;
     out.result.threads = options.threads;
@@ -98,7 +99,7 @@ class ShapeSearch {
       if (timed == timings.end()) {
         // One set of cold operands serves every configuration of the shape.
         if (!operands_) operands_ = std::make_unique<ColdOperands>(plan, base_.layout, operand_runs_);
-        timed = timings.emplace(effective, operands_->time(plan, warmup, reps)).first;
+        timed = timings.emplace(effective, operands_->time(plan, warmup, reps, budget_seconds_)).first;
       }
       const Timing& t = timed->second;
       Measurement m{.shape = base_.shape,
@@ -142,6 +143,7 @@ class ShapeSearch {
  private:
   PlanRequest base_;
   int operand_runs_;
+  double budget_seconds_;
   std::unique_ptr<ColdOperands> operands_;  // made on the first timing
   double best_seconds_ = 0;
 };
@@ -153,6 +155,7 @@ Tuner::Tuner(const TuneOptions& options) : options_(options) {
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
   if (std::isnan(options.prune_margin)) throw Error("the pruning margin must be a number");
+  if (!(options.budget_seconds >= 0)) throw Error("the time budget must be >= 0 seconds (0: no budget)");
 }
 
 bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prior) const {

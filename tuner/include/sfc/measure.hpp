@@ -32,8 +32,11 @@ Timing pooled(const Timing& a, const Timing& b);
 
 // Times `run(set)` `warmup` times untimed, then `reps` times; `set` rotates over
 // 0..sets-1 and a cache flush precedes the timed runs when `flush_bytes` > 0.
+// With `budget_seconds` > 0 each phase stops early once its runs have taken
+// that long (at least one timed run; a warm-up phase stops after the run that
+// crossed it): large shapes get fewer runs, small ones all of them.
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run);
+                 const std::function<void(int set)>& run, double budget_seconds = 0);
 
 // Bytes that must be streamed to evict the caches: 2 x L3, clamped to
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
@@ -47,8 +50,9 @@ class ColdOperands {
   // every configuration of a shape). `runs` = warm-up + timed runs.
   ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed = 42);
 
-  // Times plan.execute (blocked) or plan.gemm (row/col) over the sets.
-  Timing time(const GemmPlan& plan, int warmup, int reps) const;
+  // Times plan.execute (blocked) or plan.gemm (row/col) over the sets
+  // (`budget_seconds`: see time_runs).
+  Timing time(const GemmPlan& plan, int warmup, int reps, double budget_seconds = 0) const;
 
   int sets() const { return sets_; }
   const void* a(int set) const;

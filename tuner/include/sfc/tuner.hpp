@@ -39,12 +39,16 @@ struct TuneOptions {
   DType dtype = DType::f32;
   int threads = 0;            // 0: omp_get_max_threads()
   int warmup = 2;             // untimed runs before the timed ones
-  int reps = 10;              // timed runs
+  int reps = 10;              // timed runs (at most, with a budget)
   double prune_margin = -1;   // < 0: time every configuration fully
   // The entry timed: execute() on the blocked layout, or gemm() on plain
   // row/column-major matrices with its packing (they have different winners,
   // see db/src/schema.cpp version 3).
   Layout layout = Layout::blocked;
+  // > 0: a configuration's warm-up and timed runs each stop once they took
+  // this many seconds (at least one timed run), so that a large shape costs
+  // a few runs and a small one all `reps`; the measurement records the runs.
+  double budget_seconds = 0;
 };
 
 // Reported after each configuration tune() handles.
