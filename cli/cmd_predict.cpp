@@ -130,6 +130,7 @@ void run_calibrate(const CalibrateOptions& o) {
 struct EvaluateOptions {
   std::string db, test_db, test_shapes, platform, dtype = "f32", layout = "blocked", policy_rule = "auto";
   std::optional<double> holdout;
+  std::optional<std::int64_t> train_max;
   std::uint64_t seed = 1;
   int threads = 0, warmup = 1, reps = 5;
   PredictorOptions predictor;
@@ -179,6 +180,61 @@ struct PolicyChoice {
   double l2_fraction;  // of the model and default tiers
 };
 
+// The policy's mean regret per tier that answered, printed and as JSON.
+nlohmann::json tier_breakdown(const RegretReport& r) {
+  nlohmann::json out = nlohmann::json::object();
+  const std::size_t policy = all_predictors.size() - 1;
+  for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback}) {
+    double sum = 0;
+    int count = 0;
+    for (const ShapeRegret& s : r.shapes)
+      if (s.policy_tier == t) sum += s.regret[policy], ++count;
+    if (count == 0) continue;
+    std::printf("  policy regret on the %d shapes its %s tier answered: %.2f%% mean\n", count,
+                std::string(to_string(t)).c_str(), 100 * sum / count);
+    out[std::string(to_string(t))] = {{"shapes", count}, {"mean", sum / count}};
+  }
+  return out;
+}
+
+// Each predictor's mean regret by the test shape's log2 distance to its
+// nearest training shape: where a neighbour's answer stops carrying over.
+nlohmann::json distance_breakdown(const RegretReport& r) {
+  constexpr double edges[] = {0, 0.5, 1, 1.5, 2, 3, 4};
+  nlohmann::json out = nlohmann::json::array();
+  std::printf("mean regret by log2 distance to the nearest training shape:\n%-12s %6s", "distance", "shapes");
+  for (Predictor p : all_predictors) std::printf(" %8s", std::string(to_string(p)).c_str());
+  std::printf("\n");
+  for (std::size_t b = 0; b < std::size(edges); ++b) {
+    const double from = edges[b], to = b + 1 < std::size(edges) ? edges[b + 1] : INFINITY;
+    std::array<double, all_predictors.size()> sum{};
+    std::array<int, all_predictors.size()> answered{};
+    int count = 0;
+    for (const ShapeRegret& s : r.shapes) {
+      if (!(s.distance >= from && s.distance < to)) continue;
+      ++count;
+      for (std::size_t i = 0; i < all_predictors.size(); ++i)
+        if (std::isfinite(s.regret[i])) sum[i] += s.regret[i], ++answered[i];
+    }
+    if (count == 0) continue;
+    char range[32];
+    std::snprintf(range, sizeof range, std::isfinite(to) ? "[%g, %g)" : "[%g, inf)", from, to);
+    std::printf("%-12s %6d", range, count);
+    nlohmann::json row = {{"from", from}, {"to", distance_json(to)}, {"shapes", count}};
+    for (std::size_t i = 0; i < all_predictors.size(); ++i) {
+      if (answered[i] == 0) {
+        std::printf(" %8s", "-");
+        continue;
+      }
+      std::printf(" %7.2f%%", 100 * sum[i] / answered[i]);
+      row[std::string(to_string(all_predictors[i]))] = sum[i] / answered[i];
+    }
+    std::printf("\n");
+    out.push_back(row);
+  }
+  return out;
+}
+
 void print_report(const RegretReport& r, const PolicyChoice& policy, const EvaluateOptions& o) {
   std::printf("regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::printf("(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
@@ -188,7 +244,7 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
     const std::string name(to_string(all_predictors[i]));
     if (!r.summary[i]) {
-      std::printf("%-10s (no calibration: run `sfc-tune calibrate`)\n", name.c_str());
+      std::printf("%-10s (cannot answer: no calibration, or no tuned shapes of this thread count)\n", name.c_str());
       continue;
     }
     const RegretSummary& s = *r.summary[i];
@@ -203,6 +259,7 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
     tiers[std::string(to_string(t))] = r.tier_counts[std::size_t(t)];
   }
   std::printf("\n");
+  const nlohmann::json by_tier = tier_breakdown(r), by_distance = distance_breakdown(r);
   if (!o.json) return;
   nlohmann::json shapes = nlohmann::json::array();
   for (const ShapeRegret& s : r.shapes) {
@@ -225,6 +282,8 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
                                       {"l2_fraction", distance_json(policy.l2_fraction)},
                                       {"regret", regret},
                                       {"policy_tiers", tiers},
+                                      {"by_tier", by_tier},
+                                      {"by_distance", by_distance},
                                       {"shapes", shapes}})
                           .dump()
                           .c_str());
@@ -241,6 +300,8 @@ void run_evaluate(const EvaluateOptions& o) {
   HeldOut split;
   if (o.holdout) {
     split = hold_out(std::move(tables), dtype, threads, layout, *o.holdout, o.seed);
+  } else if (o.train_max && o.test_db.empty() && o.test_shapes.empty()) {
+    split = hold_out_range(std::move(tables), std::nullopt, dtype, threads, layout, *o.train_max);
   } else {
     std::vector<TunedShape> tests =
         o.test_db.empty() ? shapes_from_file(o.test_shapes, tables, tuner)
@@ -248,7 +309,8 @@ void run_evaluate(const EvaluateOptions& o) {
     if (tests.empty())
       throw Error("no tuned " + o.dtype + " shapes on " + std::to_string(threads) + " threads (" + o.layout +
                   " layout) in " + o.test_db);
-    split = exclude_tests(std::move(tables), std::move(tests));
+    split = o.train_max ? hold_out_range(std::move(tables), std::move(tests), dtype, threads, layout, *o.train_max)
+                        : exclude_tests(std::move(tables), std::move(tests));
   }
   spdlog::info("evaluating on {} test shapes, predictors built from the rest", split.tests.size());
   PredictorOptions options = o.predictor;
@@ -315,6 +377,11 @@ void add_predict_commands(CLI::App& app) {
                                  "Test shapes: this fraction of --db's shapes, held out")
                       ->check(CLI::Range(0.0, 1.0));
   ev->add_option("--seed", e->seed, "Seed of the held-out draw")->capture_default_str();
+  auto* train_max = ev->add_option("--train-max", e->train_max,
+                                   "A range hold-out: train on the shapes whose M, N and K are all at most "
+                                   "this, test on those beyond it (of --db, or of --test-db / --test-shapes)")
+                       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
+  train_max->excludes(holdout);
   test_db->excludes(test_shapes)->excludes(holdout);
   test_shapes->excludes(holdout);
   ev->add_option("--platform", e->platform, kPlatformHelp);
@@ -349,9 +416,9 @@ void add_predict_commands(CLI::App& app) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   ev->add_flag("--json", e->json, "Print one JSON object as the last line of stdout");
-  ev->callback([e, test_db, test_shapes, holdout] {
-    if (!*test_db && !*test_shapes && !*holdout)
-      throw Error("evaluate needs its test shapes: --test-db, --test-shapes or --holdout");
+  ev->callback([e, test_db, test_shapes, holdout, train_max] {
+    if (!*test_db && !*test_shapes && !*holdout && !*train_max)
+      throw Error("evaluate needs its test shapes: --test-db, --test-shapes, --holdout or --train-max");
     run_evaluate(*e);
   });
 }

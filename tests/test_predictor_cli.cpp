@@ -2,11 +2,14 @@
 // and exit code 2 with a one-line reason for bad input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support.hpp"
+#include "test_db_support.hpp"
 #include "test_predictor_support.hpp"
 
 using namespace sfc;
@@ -145,6 +148,54 @@ TEST_CASE("cli query: bad input exits with 2 and one line") {
   CHECK(r.output.find("cut.sfctable") != std::string::npos);
 }
 
+TEST_CASE("cli: a table whose platform block is edited, duplicated or missing is refused in one line; nothing is written") {
+  const Tables t;
+  const std::string good = test::slurp(t.here);
+  const std::size_t at = good.find("platform cores "), end = good.find('\n', at) + 1;
+  const std::string line = good.substr(at, end - at);
+  std::string without;
+  for (std::size_t from = 0; from < good.size();) {
+    const std::size_t next = good.find('\n', from) + 1;
+    if (good.compare(from, 9, "platform ") != 0) without += good.substr(from, next - from);
+    from = next;
+  }
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {good.substr(0, at) + "platform cores 1023\n" + good.substr(end), "does not match its fields"},
+      {good.substr(0, end) + line + good.substr(end), "appears twice"},
+      {without, "incomplete"}};
+  for (const auto& [text, reason] : damaged) {
+    const std::string path = t.dir.file("damaged.sfctable"), out = t.dir.file("out.table");
+    test::write_file(path, text);
+    for (const std::string& args : {"query 64 64 64 --table " + path, "db info --db " + path,
+                                    "export --db " + path + " --format table -o " + out,
+                                    "bench --grid 64 --vs none --config nn --db " + path}) {
+      const auto r = run_cli(args);
+      CHECK_MESSAGE(r.exit_code == 2, args, "\n", r.output);
+      CHECK_MESSAGE(r.output.find(reason) != std::string::npos, args, "\n", r.output);
+      CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    }
+    CHECK_FALSE(std::filesystem::exists(t.dir.file("out.table")));
+    CHECK(test::slurp(path) == text);
+  }
+}
+
+TEST_CASE("cli export: an older table is written again as a current one; csv from a table is refused") {
+  const Tables t;
+  const std::string copy = t.dir.file("copy.table");
+  auto r = run_cli("export --db " + t.here + " --format table -o " + copy);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(test::slurp(copy) == test::slurp(t.here));
+  r = run_cli("export --db " + t.here + " -o " + t.dir.file("x.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("holds winners only") != std::string::npos);
+  r = run_cli("db info --json --db " + t.here);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const nlohmann::json info = last_json(r.output);
+  CHECK(info["format"] == "table");
+  CHECK(info["platforms"][0]["match"]["platform"] == "exact");
+  CHECK(info["platforms"][0]["results"][0]["shapes"] == 27);
+}
+
 TEST_CASE("cli calibrate: stores gamma and beta that the model tier then uses") {
   const test::TempDir dir;
   const std::string db = dir.file("calibrated.db");
@@ -194,6 +245,34 @@ TEST_CASE("cli evaluate: regret of every predictor on held-out and separate test
               " --threads 2 --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(last_json(r.output)["test_shapes"] == 2);
+}
+
+TEST_CASE("cli evaluate: a range hold-out trains inside the box and tests beyond it, by tier and distance") {
+  const test::TempDir dir;
+  // region_shapes(): {256, 1024, 4096}^3; trained up to 1024, the 19 shapes with a 4096 are the tests.
+  const std::string db = make_database(dir, "train.db", region_shapes());
+  auto r = run_cli("evaluate --db " + db + " --train-max 1024 --threads 2 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  nlohmann::json j = last_json(r.output);
+  CHECK(j["test_shapes"] == 19);
+  CHECK(j["regret"].contains("model"));
+  int answered = 0;
+  for (const auto& [tier, row] : j["by_tier"].items()) answered += row["shapes"].get<int>();
+  CHECK(answered == 19);
+  int binned = 0;
+  for (const auto& row : j["by_distance"]) {
+    CHECK(row["from"].get<double>() >= 2);  // a factor of 4 beyond the box at least
+    binned += row["shapes"].get<int>();
+  }
+  CHECK(binned == 19);
+  CHECK(r.output.find("mean regret by log2 distance") != std::string::npos);
+  // Nothing beyond the box, or nothing inside it: a clear refusal.
+  for (const char* max : {"4096", "100"}) {
+    r = run_cli("evaluate --db " + db + " --threads 2 --train-max " + max);
+    CHECK(r.exit_code == 2);
+  }
+  r = run_cli("evaluate --db " + db + " --threads 2 --train-max 1024 --holdout 0.2");
+  CHECK(r.exit_code == 2);
 }
 
 TEST_CASE("cli evaluate: untuned test shapes are timed on the spot") {

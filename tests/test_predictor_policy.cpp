@@ -155,12 +155,17 @@ TEST_CASE("policy: the distance threshold decides between neighbour and model") 
   CHECK(p.query({1024, 256, 4096}, DType::f32, 2).tier == Tier::exact);
 }
 
-TEST_CASE("policy: the nearest tier reaches as far as neighbours beat the model") {
+TEST_CASE("policy: the nearest tier reaches as far as neighbours beat the model, and no farther than was tested") {
   // Region winners follow no roofline: left out in turn, each shape is better
-  // served by its neighbours than by the model, at every distance.
+  // served by its neighbours than by the model, at every distance tested --
+  // and leave-one-out tests distances up to 2 (the shapes are factors of 4
+  // apart). Farther out, nothing says a neighbour still holds: the model answers.
   const ConfigPredictor neighbours_win({synthetic_table(region_shapes(), calibrated)});
-  CHECK(std::isinf(neighbours_win.policy_max_distance(DType::f32, 2)));
-  CHECK(neighbours_win.query({32, 32, 65536}, DType::f32, 2).tier == Tier::nearest);
+  CHECK(neighbours_win.policy_max_distance(DType::f32, 2) == 2.0);
+  CHECK(neighbours_win.query({400, 300, 6000}, DType::f32, 2).tier == Tier::nearest);
+  const Answer far = neighbours_win.query({32, 32, 65536}, DType::f32, 2);
+  CHECK(far.tier == Tier::model);
+  CHECK(far.distance > 2.0);
 
   // Winners that are exactly the model's, all different along the line, each
   // 50% ahead of every other configuration: a neighbour's winner costs 50%,

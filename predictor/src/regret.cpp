@@ -60,12 +60,15 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
           const Answer a = predictor.query(t.shape, t.dtype, t.threads, t.layout);
           s.knobs[i] = a.knobs;
           s.policy_tier = a.tier;
+          s.distance = a.distance;
         } else {
           s.knobs[i] = predictor.predict(all_predictors[i], t.shape, t.dtype, t.threads, t.layout);
         }
         answered[i] = true;
       } catch (const Error&) {
-        if (all_predictors[i] != Predictor::model) throw;  // only calibration may be missing
+        // The model without calibration, the neighbour rules without tuned
+        // shapes of this thread count: that predictor has no answer here.
+        if (all_predictors[i] == Predictor::policy) throw;
       }
       if (!answered[i]) continue;
       float& stored = t.seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
@@ -121,6 +124,36 @@ HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, Layo
       return true;
     });
   }
+  split.training = std::move(tables);
+  return split;
+}
+
+HeldOut hold_out_range(std::vector<TuningTable> tables, std::optional<std::vector<TunedShape>> tests,
+                       DType dtype, int threads, Layout layout, std::int64_t max_dimension) {
+  const auto inside = [max_dimension](const TunedShape& s) {
+    return std::max({s.shape.m, s.shape.n, s.shape.k}) <= max_dimension;
+  };
+  const auto wanted = [&](const TunedShape& s) {
+    return s.dtype == dtype && s.threads == threads && s.layout == layout;
+  };
+  HeldOut split;
+  for (TuningTable& table : tables)
+    std::erase_if(table.shapes, [&](const TunedShape& s) {
+      if (inside(s)) return false;
+      if (!tests && wanted(s)) split.tests.push_back(s);
+      return true;
+    });
+  if (tests)
+    for (TunedShape& t : *tests)
+      if (!inside(t) && wanted(t)) split.tests.push_back(std::move(t));
+  const std::string what = std::string(to_string(dtype)) + " shapes on " + std::to_string(threads) + " threads (" +
+                           std::string(to_string(layout)) + " layout)";
+  if (split.tests.empty())
+    throw Error("no tuned " + what + " with a dimension beyond " + std::to_string(max_dimension) + " to test on");
+  const bool trained = std::any_of(tables.begin(), tables.end(), [&](const TuningTable& t) {
+    return std::any_of(t.shapes.begin(), t.shapes.end(), wanted);
+  });
+  if (!trained) throw Error("no tuned " + what + " within " + std::to_string(max_dimension) + " to train on");
   split.training = std::move(tables);
   return split;
 }

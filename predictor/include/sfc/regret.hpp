@@ -26,10 +26,12 @@ struct RegretSummary {
 struct ShapeRegret {
   TunedShape test;
   // By position in all_predictors; regret NaN where the predictor could not
-  // answer (no calibration for the model).
+  // answer (no calibration for the model, no tuned shapes of the thread
+  // count for the neighbour rules).
   std::array<Knobs, all_predictors.size()> knobs;
   std::array<double, all_predictors.size()> regret;
   Tier policy_tier = Tier::fallback;
+  double distance = 0;  // log2 distance to the nearest training shape (+infinity: none)
 };
 
 struct RegretReport {
@@ -61,5 +63,12 @@ HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, Layo
 // Drops from the tables every shape that is also a test shape (same shape,
 // dtype, threads and layout), so that no predictor sees the answer.
 HeldOut exclude_tests(std::vector<TuningTable> tables, std::vector<TunedShape> tests);
+
+// A range hold-out: trains on the shapes whose M, N and K are all at most
+// `max_dimension` and tests on those of (dtype, threads, layout) with a
+// dimension beyond it -- the shapes of `tests` when given, else the tables'
+// own. Throws sfc::Error when either side is empty.
+HeldOut hold_out_range(std::vector<TuningTable> tables, std::optional<std::vector<TunedShape>> tests,
+                       DType dtype, int threads, Layout layout, std::int64_t max_dimension);
 
 }  // namespace sfc
