@@ -183,6 +183,8 @@ void add_tune_command(CLI::App& app) {
 
 // True when `path` starts like a tuning table ("sfc-table N").
 bool starts_with_table_magic(const std::string& path) {
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(path, ignored)) return false;  // a pipe would block
   char head[10] = {};
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (!file) return false;
@@ -245,6 +247,7 @@ struct ImportArgs {
 };
 
 void run_import(const ImportArgs& a) {
+  check_import(a.file);  // a bad file neither creates nor migrates the database
   TuningStore store(a.db, TuningStore::Mode::create);
   const ExchangeCounts counts = import_results(store, a.file);
   std::printf("%s: %lld measurements of %lld platform(s) added from %s (%lld already present)\n", a.db.c_str(),

@@ -58,6 +58,10 @@ TEST_CASE("store cli: files that are not tuning databases are refused and left a
   TempDir dir("cli-bad");
   const std::string text = dir.file("notes.db");
   sfc::test::write_file(text, "these are my notes, not a database\n");
+  // A valid (empty) export to import: the file is checked before the database.
+  { sfc::TuningStore empty(dir.file("empty.db"), sfc::TuningStore::Mode::create); }
+  REQUIRE(sfc::test::run_cli({"export", "--db", dir.file("empty.db"), "--all", "-o", dir.file("x.csv")},
+                             dir.file("export")).code == 0);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"tune", "--grid", "64", "--db", text}, {"db", "info", "--db", text},
         {"export", "--db", text, "-o", dir.file("x.csv")}, {"import", dir.file("x.csv"), "--db", text},

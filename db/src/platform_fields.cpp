@@ -18,6 +18,10 @@ Int parse_count(std::string_view name, std::string_view text) {
   if constexpr (std::is_signed_v<Int>) negative = value < 0;
   if (ec != std::errc{} || end != text.data() + text.size() || negative)
     throw Error(std::string(name) + ": expected a non-negative integer, got '" + std::string(text) + "'");
+  // No core count or cache size comes near 2^53; the bound keeps every count
+  // exact in JSON and within SQLite's signed 64-bit integers.
+  if (static_cast<unsigned long long>(value) > (1ULL << 53))
+    throw Error(std::string(name) + ": " + std::string(text) + " is out of range (at most 2^53)");
   return value;
 }
 

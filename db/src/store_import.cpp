@@ -1,4 +1,5 @@
 // import_results: reads csv and json exports made with --all.
+#include <algorithm>
 #include <map>
 
 #include "csv.hpp"
@@ -35,13 +36,49 @@ std::optional<std::pair<Calibration, std::string>> calibration_from_json(const j
                    c["measured_at"].get<std::string>()};
 }
 
+// The deepest nesting of arrays and objects in `text` (strings skipped): the
+// parser recurses once per level, so a crafted file could exhaust the stack.
+std::size_t nesting_depth(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// An export is four levels deep (document, platforms, platform, measurement).
+constexpr std::size_t kMaxJsonDepth = 16;
+
+ImportBatch read_json_document(const std::string& path, const json& document);
+
 ImportBatch read_json(const std::string& path, const std::string& text) {
+  if (nesting_depth(text) > kMaxJsonDepth)
+    throw Error(path + ": not an sfc-tune export (nested deeper than " + std::to_string(kMaxJsonDepth) + " levels)");
   json document;
   try {
     document = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number beyond double range
     throw Error(path + ": not valid JSON (" + e.what() + ")");
   }
+  try {
+    return read_json_document(path, document);
+  } catch (const json::exception& e) {  // a key of an unexpected type
+    throw Error(path + ": not a valid sfc-tune export (" + e.what() + ")");
+  }
+}
+
+ImportBatch read_json_document(const std::string& path, const json& document) {
   if (!document.is_object() || document.value("format", "") != "sfc-tune-export")
     throw Error(path + ": not an sfc-tune export (its \"format\" is not \"sfc-tune-export\")");
   // Version 3 added the platform's numa_nodes and its hardware-only hash;
@@ -157,13 +194,31 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-ExchangeCounts import_results(TuningStore& store, const std::string& path) {
+namespace {
+
+ImportBatch read_export(const std::string& path) {
   const std::string text = read_text_file(path);
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw Error(path + " is empty");
   if (text.compare(first, 10, "sfc-table ") == 0)
     throw Error(path + " is a tuning table, which holds winners only; import a csv or json export made with --all");
-  const ImportBatch batch = text[first] == '{' ? read_json(path, text) : read_csv(path, text);
+  return text[first] == '{' ? read_json(path, text) : read_csv(path, text);
+}
+
+}  // namespace
+
+ExchangeCounts check_import(const std::string& path) {
+  const ImportBatch batch = read_export(path);
+  ExchangeCounts counts;
+  for (const auto& [key, part] : batch.platforms) {
+    ++counts.platforms;
+    counts.measurements += static_cast<std::int64_t>(part.measurements.size());
+  }
+  return counts;
+}
+
+ExchangeCounts import_results(TuningStore& store, const std::string& path) {
+  const ImportBatch batch = read_export(path);
 
   ExchangeCounts counts;
   store.batch([&] {

@@ -25,11 +25,26 @@ struct FileCloser {
 }  // namespace
 
 std::string read_text_file(const std::string& path) {
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail("read", path, errno);
+  // O_NONBLOCK: opening a FIFO without a writer returns at once instead of
+  // hanging; it is refused below like every other file that is not regular.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail("read", path, errno);
+  std::unique_ptr<std::FILE, FileCloser> file(fdopen(fd, "rb"));
+  if (!file) {
+    const int error = errno;
+    close(fd);
+    fail("read", path, error);
+  }
   struct stat info {};
-  if (fstat(fileno(file.get()), &info) == 0 && S_ISDIR(info.st_mode)) fail("read", path, EISDIR);
+  if (fstat(fd, &info) != 0) fail("read", path, errno);
+  if (S_ISDIR(info.st_mode)) fail("read", path, EISDIR);
+  // A device (/dev/zero) or a pipe could be read forever or block: only regular files are ours.
+  if (!S_ISREG(info.st_mode)) throw Error("cannot read " + path + ": not a regular file");
+  if (info.st_size > kMaxTextFileBytes)
+    throw Error("cannot read " + path + ": " + std::to_string(info.st_size >> 20) + " MiB, more than the " +
+                std::to_string(kMaxTextFileBytes >> 20) + " MiB a tuning table or export may have");
   std::string content;
+  content.reserve(static_cast<std::size_t>(info.st_size));
   char buffer[1 << 16];
   std::size_t got;
   while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) content.append(buffer, got);
@@ -37,7 +52,34 @@ std::string read_text_file(const std::string& path) {
   return content;
 }
 
+namespace {
+
+// Writes `content` straight into an existing device or pipe (/dev/null, /dev/stdout):
+// renaming a temporary file over it would replace the device node itself.
+void write_through(const std::string& path, std::string_view content) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) fail("write", path, errno);
+  for (std::size_t done = 0; done < content.size();) {
+    const ssize_t wrote = write(fd, content.data() + done, content.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote < 0) {
+      const int error = errno;
+      close(fd);
+      fail("write", path, error);
+    }
+    done += static_cast<std::size_t>(wrote);
+  }
+  if (close(fd) != 0) fail("write", path, errno);
+}
+
+}  // namespace
+
 void write_text_file_atomically(const std::string& path, std::string_view content) {
+  struct stat existing {};
+  if (stat(path.c_str(), &existing) == 0) {
+    if (S_ISDIR(existing.st_mode)) fail("write", path, EISDIR);
+    if (!S_ISREG(existing.st_mode)) return write_through(path, content);
+  }
   std::string temp = path + ".tmp-XXXXXX";
   const int fd = mkstemp(temp.data());
   if (fd < 0) fail("write", path, errno);

@@ -6,12 +6,18 @@
 
 namespace sfc {
 
-// The file's bytes; throws sfc::Error("cannot read <path>: <reason>").
+// The largest file read_text_file() takes: far above any real table or export.
+inline constexpr long long kMaxTextFileBytes = 1LL << 30;
+
+// The bytes of a regular file of at most kMaxTextFileBytes; a directory, a
+// device or a pipe is refused without reading (or blocking on) it. Throws
+// sfc::Error("cannot read <path>: <reason>").
 std::string read_text_file(const std::string& path);
 
 // Writes a temporary file in the same directory, syncs it and renames it over
 // `path`, so readers see the old file or the whole new one, never a part.
 // Throws sfc::Error("cannot write <path>: <reason>") and leaves `path` untouched.
+// An existing device or pipe (/dev/null) is written to, not replaced.
 void write_text_file_atomically(const std::string& path, std::string_view content);
 
 }  // namespace sfc

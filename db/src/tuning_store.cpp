@@ -1,5 +1,6 @@
 #include "sfc/tuning_store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "schema.hpp"
@@ -93,6 +95,8 @@ sqlite::Database open_database(const std::string& path, TuningStore::Mode mode) 
   const bool exists = fs::exists(path, error);
   if (mode != TuningStore::Mode::create && !exists) throw Error("no tuning database at " + path);
   if (exists && fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
+  if (exists && !fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
+    throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
   if (!exists) {
     const fs::path parent = fs::absolute(path, error).parent_path();
     if (!fs::is_directory(parent, error))
@@ -108,6 +112,23 @@ sqlite::Database open_database(const std::string& path, TuningStore::Mode mode) 
 std::string text_pragma(sqlite::Database& db, const char* pragma) {
   sqlite::Statement statement = db.prepare(pragma);
   return statement.step() ? statement.text(0) : std::string();
+}
+
+// Switching a new file to WAL takes an exclusive lock, and SQLite answers
+// SQLITE_BUSY at once, without its busy handler, while another connection
+// holds the file (two imports creating one database). Retry for as long as
+// the busy timeout would wait.
+std::string switch_to_wal(sqlite::Database& db) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return text_pragma(db, "PRAGMA journal_mode = WAL");
+    } catch (const sqlite::Failure& failure) {
+      const int code = failure.code & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > give_up) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
+    }
+  }
 }
 
 }  // namespace
@@ -127,6 +148,8 @@ std::string utc_timestamp() {
 
 bool has_sqlite_header(const std::string& path) {
   static constexpr char header[] = "SQLite format 3";  // with its NUL: 16 bytes
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(path, ignored)) return false;  // a pipe would block
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (!file) return false;
   char head[sizeof header] = {};
@@ -180,7 +203,7 @@ TuningStore::TuningStore(const std::string& path, Mode mode) {
   } else {
     // WAL lets readers in other processes work while a tuner writes; FULL
     // syncs every commit, so a finished shape survives even a power cut.
-    if (text_pragma(db, "PRAGMA journal_mode = WAL") != "wal")
+    if (switch_to_wal(db) != "wal")
       throw Error("database " + path + ": this file system does not support SQLite's WAL mode");
     db.exec("PRAGMA synchronous = FULL");
     if (version < schema::kVersion) schema::migrate(db);

@@ -20,6 +20,9 @@ bool is_sqlite_file(const std::string& path) {
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored))
     throw SourceError(Kind::unreadable, path + " is a directory, not a tuning table or database");
+  // A pipe or device would block or never end: checked before anything opens it.
+  if (std::filesystem::exists(path, ignored) && !std::filesystem::is_regular_file(path, ignored))
+    throw SourceError(Kind::unreadable, "cannot read " + path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SourceError(Kind::unreadable, "cannot read " + path + ": " + std::strerror(errno));
   if (in.get() == std::ifstream::traits_type::eof()) throw SourceError(Kind::corrupt, path + " is empty");

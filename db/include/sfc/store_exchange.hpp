@@ -44,6 +44,11 @@ ExchangeCounts export_results(const TuningStore& store, const ExportRequest& req
 // or the entry (json), and the reason; the store is then unchanged.
 ExchangeCounts import_results(TuningStore& store, const std::string& path);
 
+// Reads and validates an export as import_results() would, touching no store:
+// what a caller runs before it creates or migrates the database to import
+// into. Returns the platforms and measurements the file holds.
+ExchangeCounts check_import(const std::string& path);
+
 // Adds everything in `from` to `into` in one transaction: platforms stay
 // apart by hash, every measurement is kept (so winners are recomputed over
 // both runs), and the newer calibration of a platform wins.

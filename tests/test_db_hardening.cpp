@@ -1,0 +1,160 @@
+// Regression tests for inputs an adversarial run found to crash, hang, fail
+// with an internal error or lose data: each now gets one clear line and
+// exit code 2 (or an sfc::Error), and nothing is written or created.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "sfc/error.hpp"
+#include "sfc/tuning_store.hpp"
+#include "sfc/tuning_table.hpp"
+#include "test_db_support.hpp"
+
+using sfc::test::TempDir;
+
+namespace {
+
+using Run = sfc::test::CliRun;
+
+Run cli(const TempDir& dir, std::vector<std::string> args) {
+  static int count = 0;
+  return sfc::test::run_cli(args, dir.file("cli" + std::to_string(count++)));
+}
+
+// One line on stderr, exit code 2, and not an internal error.
+void check_refused(const Run& r, const std::string& reason) {
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.err.find(reason) != std::string::npos, r.err);
+  CHECK(r.err.find("internal error") == std::string::npos);
+}
+
+// A database with 8 measured shapes of 2 configurations each.
+std::string tuned_database(const TempDir& dir) {
+  const std::string db = dir.file("t.db");
+  const Run r = cli(dir, {"tune", "--grid", "m=64,128 n=64 k=64,128", "--k-layers", "1,2", "--k-block-factors", "1",
+                          "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  return db;
+}
+
+void sql(const std::string& path, const std::string& statements) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* error = nullptr;
+  const int code = sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(db);
+  REQUIRE_MESSAGE(code == SQLITE_OK, message);
+}
+
+}  // namespace
+
+TEST_CASE("hardening: a FIFO without a writer and /dev/zero are refused at once, not read or waited on") {
+  TempDir dir("hard-fifo");
+  const std::string fifo = dir.file("pipe.table");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    CAPTURE(path);
+    CHECK_THROWS_WITH_AS(sfc::TuningTable::load(path), doctest::Contains("not a regular file"), sfc::Error);
+    check_refused(cli(dir, {"query", "64", "64", "64", "--table", path}), "not a regular file");
+    check_refused(cli(dir, {"import", path, "--db", dir.file("new.db")}), "not a regular file");
+    check_refused(cli(dir, {"db", "info", "--db", path}), "not a regular file");
+    check_refused(cli(dir, {"export", "--db", path, "-o", dir.file("x.csv")}), "not a regular file");
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+}
+
+TEST_CASE("hardening: export into a device writes to it and leaves the device node in place") {
+  TempDir dir("hard-dev");
+  const std::string db = tuned_database(dir);
+  const Run r = cli(dir, {"export", "--db", db, "--format", "csv", "-o", "/dev/null"});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  struct stat info {};
+  REQUIRE(stat("/dev/null", &info) == 0);
+  CHECK(S_ISCHR(info.st_mode));
+  check_refused(cli(dir, {"export", "--db", db, "-o", db}), "is the database");
+  CHECK(sfc::TuningStore(db, sfc::TuningStore::Mode::read_only).measurements(
+                                                                 sfc::TuningStore(db, sfc::TuningStore::Mode::read_only)
+                                                                     .platforms()
+                                                                     .at(0)
+                                                                     .hash())
+            .size() == 8);
+}
+
+TEST_CASE("hardening: crafted JSON exports get a clear refusal, and a failed import creates nothing") {
+  TempDir dir("hard-json");
+  const std::string deep = "{\"format\": \"sfc-tune-export\", \"version\": " + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {deep, "nested deeper"},
+      {R"({"format": 5, "version": 3})", "sfc-tune export"},
+      {R"({"format": "sfc-tune-export", "version": 3, "measurements_included": "yes", "platforms": []})",
+       "not a valid sfc-tune export"},
+      {R"({"format": "sfc-tune-export", "version": 3, "x": 1e999})", "not valid JSON"},
+      {R"({"format": "sfc-tune-export", "version": 3, "measurements_included": true, "platforms": [{"hash": "0",
+          "cpu_model": "x", "cores": 2, "threads": 2, "l1d_bytes": 1, "l2_bytes": 9223372036854775807,
+          "l3_bytes": 1, "numa_nodes": 1, "isa": "cpx", "libxsmm_version": "1", "compiler": "c",
+          "measurements": []}]})",
+       "out of range"}};
+  for (const auto& [text, reason] : files) {
+    sfc::test::write_file(dir.file("bad.json"), text);
+    check_refused(cli(dir, {"import", dir.file("bad.json"), "--db", dir.file("new.db")}), reason);
+    CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  }
+}
+
+TEST_CASE("hardening: a failed import leaves an older database unmigrated") {
+  TempDir dir("hard-migrate");
+  const std::string db = tuned_database(dir);
+  sql(db, "PRAGMA user_version = 3");  // pretend it is of the previous schema
+  sfc::test::write_file(dir.file("bad.csv"), "not,an,export\n1,2,3\n");
+  check_refused(cli(dir, {"import", dir.file("bad.csv"), "--db", db}), "not an sfc-tune measurement export");
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(statement, 0) == 3);
+  sqlite3_finalize(statement);
+  sqlite3_close(handle);
+}
+
+TEST_CASE("hardening: two imports creating one database at once both succeed") {
+  TempDir dir("hard-two");
+  const std::string source = tuned_database(dir);
+  REQUIRE(cli(dir, {"export", "--db", source, "--all", "--format", "json", "-o", dir.file("all.json")}).code == 0);
+  for (int round = 0; round < 4; ++round) {
+    const std::string db = dir.file("shared" + std::to_string(round) + ".db");
+    auto first = std::async(std::launch::async, [&] { return cli(dir, {"import", dir.file("all.json"), "--db", db}); });
+    auto second = std::async(std::launch::async, [&] { return cli(dir, {"import", dir.file("all.json"), "--db", db}); });
+    const Run a = first.get(), b = second.get();
+    CHECK_MESSAGE(a.code == 0, a.err);
+    CHECK_MESSAGE(b.code == 0, b.err);
+    const sfc::TuningStore store(db, sfc::TuningStore::Mode::read_only);
+    CHECK(store.measurements(store.platforms().at(0).hash()).size() == 8);  // once, not twice
+  }
+}
+
+TEST_CASE("hardening: a database edited past its CHECKs and an absurd table count are errors, not crashes") {
+  TempDir dir("hard-edit");
+  const std::string db = tuned_database(dir);
+  sql(db, "PRAGMA ignore_check_constraints = 1; UPDATE measurements SET k_layers = 99 WHERE id = 1;");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"query", "64", "64", "64", "--db", db, "--threads", "2"},
+        {"export", "--db", db, "--format", "table", "-o", dir.file("x.table")}})
+    check_refused(cli(dir, args), "inconsistent");
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.table")));
+
+  sfc::TuningTable table;
+  table.platform = sfc::test::sample_platform();
+  table.save(dir.file("t.table"));
+  std::string text = sfc::test::slurp(dir.file("t.table"));
+  text.replace(text.find("shapes 0"), 8, "shapes 9223372036854775807");
+  sfc::test::write_file(dir.file("t.table"), text);
+  CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("truncated"), sfc::Error);
+}
