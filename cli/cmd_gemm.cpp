@@ -60,10 +60,11 @@ void run_gemm(const GemmOptions& o) {
                       {"reps", o.reps}, {"seconds", t.mean}, {"min_seconds", t.min},
                       {"stddev_seconds", t.stddev}, {"gflops", gflops}};
   std::printf("%lldx%lldx%lld %s threads=%d k_layers=%d k_block_factor=%d blocks=%dx%dx%d layout=%s: "
-              "%.6f s mean (min %.6f, sd %.6f), %.1f GFLOP/s\n",
+              "%s mean (min %s, sd %s), %.1f GFLOP/s\n",
               (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), plan.threads(),
               plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk,
-              std::string(to_string(request.layout)).c_str(), t.mean, t.min, t.stddev, gflops);
+              std::string(to_string(request.layout)).c_str(), format_seconds(t.mean).c_str(),
+              format_seconds(t.min).c_str(), format_seconds(t.stddev).c_str(), gflops);
   if (o.check) {
     const CheckResult c = check_against_reference(plan, request.layout);
     std::printf("relative error ||C - C_ref||_F / ||C_ref||_F = %.3e (bound %.3e): %s\n", c.rel_error,
@@ -83,9 +84,9 @@ void run_gemm(const GemmOptions& o) {
 void add_gemm_command(CLI::App& app) {
   auto o = std::make_shared<GemmOptions>();
   CLI::App* cmd = app.add_subcommand("gemm", "Run one GEMM shape C = A*B with one configuration, timed on cold inputs");
-  cmd->add_option("M", o->m, "Rows of A and C")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("N", o->n, "Columns of B and C")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("K", o->k, "Columns of A, rows of B")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("M", o->m, "Rows of A and C")->required()->check(gemm_size);
+  cmd->add_option("N", o->n, "Columns of B and C")->required()->check(gemm_size);
+  cmd->add_option("K", o->k, "Columns of A, rows of B")->required()->check(gemm_size);
   cmd->add_option("--dtype", o->dtype, "Element type: f32, f64 or bf16 (bf16 inputs, f32 C)")
       ->check(CLI::IsMember({"f32", "f64", "bf16"}))->capture_default_str();
   cmd->add_option("--threads", o->threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")

@@ -36,14 +36,6 @@ constexpr const char* kPlatformHelp =
     "Whose results to use: this (this machine's, else a compatible one's), any (forced: foreign "
     "ones too) or a platform hash (default: SFC_PLATFORM, else this)";
 
-// A GEMM size: an integer >= 1, refused with a one-line reason otherwise.
-const CLI::Validator gemm_size(
-    [](std::string& text) -> std::string {
-      std::int64_t value = 0;
-      if (!CLI::detail::lexical_cast(text, value)) return "must be an integer, got '" + text + "'";
-      return value >= 1 ? "" : "must be >= 1, got " + text;
-    },
-    "SIZE>=1");
 
 // ---- query -----------------------------------------------------------------
 

@@ -4,7 +4,23 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string>
+
 namespace sfc::cli {
+
+// A GEMM size: an integer >= 1, refused with a one-line reason otherwise
+// (CLI11's PositiveNumber would print the whole range of a double).
+inline const CLI::Validator gemm_size(
+    [](std::string& text) -> std::string {
+      std::int64_t value = 0;
+      if (!CLI::detail::lexical_cast(text, value)) return "must be an integer, got '" + text + "'";
+      return value >= 1 ? "" : "must be >= 1, got " + text;
+    },
+    "SIZE>=1");
+
+// "812 us", "3.21 ms", "1.234 s": a duration in the unit that fits it.
+std::string format_seconds(double seconds);  // main.cpp
 
 void add_gemm_command(CLI::App& app);       // cmd_gemm.cpp
 void add_store_commands(CLI::App& app);     // cmd_tune.cpp: tune, export, import, merge, db

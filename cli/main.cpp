@@ -3,25 +3,93 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "commands.hpp"
 #include "sfc/error.hpp"
+#include "sfc/platform.hpp"
+
+namespace sfc::cli {
+
+std::string format_seconds(double seconds) {
+  char text[32];
+  const double magnitude = std::fabs(seconds);
+  if (magnitude >= 1 || magnitude == 0)
+    std::snprintf(text, sizeof text, "%.3f s", seconds);
+  else if (magnitude >= 1e-3)
+    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.1f us", seconds * 1e6);
+  return text;
+}
+
+}  // namespace sfc::cli
+
+namespace {
+
+// SFC_LOG_LEVEL, or nothing when unset; an unknown name is an error, not silence.
+std::optional<spdlog::level::level_enum> log_level() {
+  const char* text = std::getenv("SFC_LOG_LEVEL");
+  if (!text || !*text) return std::nullopt;
+  const spdlog::level::level_enum level = spdlog::level::from_str(text);
+  if (level == spdlog::level::off && std::string_view(text) != "off")  // from_str's answer to anything unknown
+    throw sfc::Error(std::string("SFC_LOG_LEVEL: unknown level '") + text +
+                     "' (trace, debug, info, warning, error, critical or off)");
+  return level;
+}
+
+// Versions of what a run depends on, for --version and bug reports.
+std::string version_text() {
+  const sfc::Platform p = sfc::detect_platform(1);
+  return std::string("sfc-tune " SFC_VERSION "\nLIBXSMM ") + p.libxsmm_version + " (target " + p.isa + "), " +
+         p.compiler + "\nplatform of this machine: " + p.cpu_model + ", " + std::to_string(p.cores) + " cores";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("sfc"));
+  // NO_COLOR (no-color.org): any value turns colour off.
+  const char* no_color = std::getenv("NO_COLOR");
+  spdlog::set_default_logger(spdlog::stderr_color_mt(
+      "sfc", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic));
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
-  if (const char* level = std::getenv("SFC_LOG_LEVEL")) spdlog::set_level(spdlog::level::from_str(level));
+  try {
+    if (const auto level = log_level()) spdlog::set_level(*level);
+  } catch (const sfc::Error& e) {
+    std::fprintf(stderr, "sfc-tune: error: %s\n", e.what());
+    return 2;
+  }
 
   CLI::App app{"sfc-tune: autotuning for Space-Filling-Curve Communication-Avoiding GEMM"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "sfc-tune " SFC_VERSION);
+  app.set_version_flag("--version", version_text);
   sfc::cli::add_gemm_command(app);
   sfc::cli::add_store_commands(app);
   sfc::cli::add_predict_commands(app);
   sfc::cli::add_bench_command(app);
+
+  // A word where a command belongs that names none: say so, and list them
+  // (CLI11 alone answers "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* command : app.get_subcommands({})) {
+      found = found || command->check_name(argv[1]);
+      known += (known.empty() ? "" : ", ") + command->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "sfc-tune: error: unknown command '%s' (commands: %s; see sfc-tune --help)\n", argv[1],
+                   known.c_str());
+      return 2;
+    }
+  }
 
   try {
     app.parse(argc, argv);

@@ -50,3 +50,25 @@ TEST_CASE("help documents every option") {
     CHECK_MESSAGE(r.output.find(opt) != std::string::npos, opt);
   CHECK(run_cli("--help").exit_code == 0);
 }
+
+TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readable line; times carry units") {
+  auto r = sfc::test::run_cli("gemm 0 5 5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("M: must be >= 1, got 0") != std::string::npos);
+  CHECK(r.output.find("1797693") == std::string::npos);  // not the whole range of a double
+  r = sfc::test::run_cli("frobnicate");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("unknown command 'frobnicate'") != std::string::npos);
+  CHECK(r.output.find("query") != std::string::npos);
+  r = sfc::test::run_cli("--version", "SFC_LOG_LEVEL=bogus");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("SFC_LOG_LEVEL: unknown level 'bogus'") != std::string::npos);
+  r = sfc::test::run_cli("--version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("sfc-tune " SFC_VERSION_TEXT) != std::string::npos);
+  CHECK(r.output.find("LIBXSMM") != std::string::npos);
+  r = sfc::test::run_cli("gemm 64 64 64 --reps 2 --warmup 0", "NO_COLOR=1 SFC_LOG_LEVEL=info SFC_COLD_BYTES=1048576");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("\x1b[") == std::string::npos);  // no colour escapes
+  CHECK((r.output.find(" us mean") != std::string::npos || r.output.find(" ms mean") != std::string::npos));
+}
