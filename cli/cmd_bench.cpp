@@ -270,7 +270,7 @@ void run_bench_command(const BenchArguments& a) {
 
   std::ostringstream table;
   write_table(table, context, result, summary);
-  std::fputs(table.str().c_str(), stdout);
+  std::fputs(table.str().c_str(), human_output(a.json));
   if (csv) {
     write_csv(*csv, result, summary);
     close_output(*csv, a.csv);
@@ -331,7 +331,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"blocked", "row"}))->capture_default_str();
   cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
   cmd->add_option("--plot", a->plot, "Also write an SVG plot (GFLOP/s by shape, sorted by arithmetic intensity)");
-  cmd->add_flag("--json", a->json, "Print one JSON object as the last line of stdout");
+  cmd->add_flag("--json", a->json, "stdout is one JSON object (the readable lines go to stderr)");
   cmd->callback([a] { run_bench_command(*a); });
 }
 

@@ -35,6 +35,7 @@ struct GemmOptions {
 };
 
 void run_gemm(const GemmOptions& o) {
+  std::FILE* const out = human_output(o.json);
   PlanRequest request;
   request.shape = {o.m, o.n, o.k};
   request.dtype = parse_dtype(o.dtype);
@@ -59,7 +60,7 @@ void run_gemm(const GemmOptions& o) {
                       {"bk", bs.bk}, {"layout", std::string(to_string(request.layout))},
                       {"reps", o.reps}, {"seconds", t.mean}, {"min_seconds", t.min},
                       {"stddev_seconds", t.stddev}, {"gflops", gflops}};
-  std::printf("%lldx%lldx%lld %s threads=%d k_layers=%d k_block_factor=%d blocks=%dx%dx%d layout=%s: "
+  std::fprintf(out, "%lldx%lldx%lld %s threads=%d k_layers=%d k_block_factor=%d blocks=%dx%dx%d layout=%s: "
               "%s mean (min %s, sd %s), %.1f GFLOP/s\n",
               (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), plan.threads(),
               plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk,
@@ -67,7 +68,7 @@ void run_gemm(const GemmOptions& o) {
               format_seconds(t.min).c_str(), format_seconds(t.stddev).c_str(), gflops);
   if (o.check) {
     const CheckResult c = check_against_reference(plan, request.layout);
-    std::printf("relative error ||C - C_ref||_F / ||C_ref||_F = %.3e (bound %.3e): %s\n", c.rel_error,
+    std::fprintf(out, "relative error ||C - C_ref||_F / ||C_ref||_F = %.3e (bound %.3e): %s\n", c.rel_error,
                 c.bound, c.rel_error <= c.bound ? "ok" : "FAILED");
     j["rel_error"] = c.rel_error;
     j["error_bound"] = c.bound;
@@ -101,7 +102,7 @@ void add_gemm_command(CLI::App& app) {
   cmd->add_option("--reps", o->reps, "Timed repetitions")->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed warm-up runs")->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_flag("--check", o->check, "Compare C with an fp64 reference; print the relative Frobenius error");
-  cmd->add_flag("--json", o->json, "Print one JSON object as the last line of stdout");
+  cmd->add_flag("--json", o->json, "stdout is one JSON object (the readable lines go to stderr)");
   cmd->callback([o] { run_gemm(*o); });
 }
 

@@ -47,6 +47,7 @@ struct QueryOptions {
 };
 
 void run_query(const QueryOptions& o) {
+  std::FILE* const out = human_output(o.json);
   const DType dtype = parse_dtype(o.dtype);
   const Layout layout = parse_layout(o.layout);
   const int threads = o.threads > 0 ? o.threads : default_threads();
@@ -61,14 +62,14 @@ void run_query(const QueryOptions& o) {
   const sfcconf_answer& a = match.answer;
   const std::string tier = sfcconf_tier_name(a.tier);
   const std::string platform = sfcconf_platform_match_name(match.platform);
-  std::printf("%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s, platform %s",
+  std::fprintf(out, "%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s, platform %s",
               (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, o.layout.c_str(),
               a.k_layers, a.k_block_factor, tier.c_str(), platform.c_str());
   if (std::isfinite(a.distance))
-    std::printf(", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n",
+    std::fprintf(out, ", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n",
                 (long long)a.nearest_m, (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
   else
-    std::printf(", no tuned shape of this dtype and thread count)\n");
+    std::fprintf(out, ", no tuned shape of this dtype and thread count)\n");
   if (!o.json) return;
   nlohmann::json j = {{"m", o.m},
                       {"n", o.n},
@@ -96,13 +97,14 @@ struct CalibrateOptions {
 };
 
 void run_calibrate(const CalibrateOptions& o) {
+  std::FILE* const out = human_output(o.json);
   const Platform platform = detect_platform(o.threads > 0 ? o.threads : default_threads());
   spdlog::info("calibrating {} ...", describe(platform));
   const Calibration c = calibrate(platform.threads);
   TuningStore store(o.db, TuningStore::Mode::create);
   store.upsert_platform(platform);
   store.save_calibration(platform.hash(), c);
-  std::printf(
+  std::fprintf(out, 
       "platform %s: gamma %.1f GFLOP/s per core (fp32 batch-reduce GEMM), beta %.1f GB/s "
       "(%d threads reading); stored in %s\n",
       describe(platform).c_str(), c.gamma_gflops_per_core, c.beta_gbytes_per_s, platform.threads,
@@ -173,7 +175,7 @@ struct PolicyChoice {
 };
 
 // The policy's mean regret per tier that answered, printed and as JSON.
-nlohmann::json tier_breakdown(const RegretReport& r) {
+nlohmann::json tier_breakdown(const RegretReport& r, std::FILE* text) {
   nlohmann::json out = nlohmann::json::object();
   const std::size_t policy = all_predictors.size() - 1;
   for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback}) {
@@ -182,7 +184,7 @@ nlohmann::json tier_breakdown(const RegretReport& r) {
     for (const ShapeRegret& s : r.shapes)
       if (s.policy_tier == t) sum += s.regret[policy], ++count;
     if (count == 0) continue;
-    std::printf("  policy regret on the %d shapes its %s tier answered: %.2f%% mean\n", count,
+    std::fprintf(text, "  policy regret on the %d shapes its %s tier answered: %.2f%% mean\n", count,
                 std::string(to_string(t)).c_str(), 100 * sum / count);
     out[std::string(to_string(t))] = {{"shapes", count}, {"mean", sum / count}};
   }
@@ -191,12 +193,12 @@ nlohmann::json tier_breakdown(const RegretReport& r) {
 
 // Each predictor's mean regret by the test shape's log2 distance to its
 // nearest training shape: where a neighbour's answer stops carrying over.
-nlohmann::json distance_breakdown(const RegretReport& r) {
+nlohmann::json distance_breakdown(const RegretReport& r, std::FILE* text) {
   constexpr double edges[] = {0, 0.5, 1, 1.5, 2, 3, 4};
   nlohmann::json out = nlohmann::json::array();
-  std::printf("mean regret by log2 distance to the nearest training shape:\n%-12s %6s", "distance", "shapes");
-  for (Predictor p : all_predictors) std::printf(" %8s", std::string(to_string(p)).c_str());
-  std::printf("\n");
+  std::fprintf(text, "mean regret by log2 distance to the nearest training shape:\n%-12s %6s", "distance", "shapes");
+  for (Predictor p : all_predictors) std::fprintf(text, " %8s", std::string(to_string(p)).c_str());
+  std::fprintf(text, "\n");
   for (std::size_t b = 0; b < std::size(edges); ++b) {
     const double from = edges[b], to = b + 1 < std::size(edges) ? edges[b + 1] : INFINITY;
     std::array<double, all_predictors.size()> sum{};
@@ -211,47 +213,48 @@ nlohmann::json distance_breakdown(const RegretReport& r) {
     if (count == 0) continue;
     char range[32];
     std::snprintf(range, sizeof range, std::isfinite(to) ? "[%g, %g)" : "[%g, inf)", from, to);
-    std::printf("%-12s %6d", range, count);
+    std::fprintf(text, "%-12s %6d", range, count);
     nlohmann::json row = {{"from", from}, {"to", distance_json(to)}, {"shapes", count}};
     for (std::size_t i = 0; i < all_predictors.size(); ++i) {
       if (answered[i] == 0) {
-        std::printf(" %8s", "-");
+        std::fprintf(text, " %8s", "-");
         continue;
       }
-      std::printf(" %7.2f%%", 100 * sum[i] / answered[i]);
+      std::fprintf(text, " %7.2f%%", 100 * sum[i] / answered[i]);
       row[std::string(to_string(all_predictors[i]))] = sum[i] / answered[i];
     }
-    std::printf("\n");
+    std::fprintf(text, "\n");
     out.push_back(row);
   }
   return out;
 }
 
 void print_report(const RegretReport& r, const PolicyChoice& policy, const EvaluateOptions& o) {
-  std::printf("regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
-  std::printf("(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
+  std::FILE* const out = human_output(o.json);
+  std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
+  std::fprintf(out, "(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
               policy.rule.c_str(), policy.max_distance, policy.l2_fraction);
-  std::printf("%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
+  std::fprintf(out, "%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
     const std::string name(to_string(all_predictors[i]));
     if (!r.summary[i]) {
-      std::printf("%-10s (cannot answer: no calibration, or no tuned shapes of this thread count)\n", name.c_str());
+      std::fprintf(out, "%-10s (cannot answer: no calibration, or no tuned shapes of this thread count)\n", name.c_str());
       continue;
     }
     const RegretSummary& s = *r.summary[i];
-    std::printf("%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%\n", name.c_str(), 100 * s.mean,
+    std::fprintf(out, "%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%\n", name.c_str(), 100 * s.mean,
                 100 * s.median, 100 * s.p95, 100 * s.max);
     regret[name] = summary_json(s);
   }
   nlohmann::json tiers = nlohmann::json::object();
-  std::printf("policy tiers:");
+  std::fprintf(out, "policy tiers:");
   for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback}) {
-    std::printf(" %s %d", std::string(to_string(t)).c_str(), r.tier_counts[std::size_t(t)]);
+    std::fprintf(out, " %s %d", std::string(to_string(t)).c_str(), r.tier_counts[std::size_t(t)]);
     tiers[std::string(to_string(t))] = r.tier_counts[std::size_t(t)];
   }
-  std::printf("\n");
-  const nlohmann::json by_tier = tier_breakdown(r), by_distance = distance_breakdown(r);
+  std::fprintf(out, "\n");
+  const nlohmann::json by_tier = tier_breakdown(r, out), by_distance = distance_breakdown(r, out);
   if (!o.json) return;
   nlohmann::json shapes = nlohmann::json::array();
   for (const ShapeRegret& s : r.shapes) {
@@ -344,7 +347,7 @@ void add_predict_commands(CLI::App& app) {
                     "How the GEMM is called: blocked, or row/col (plain matrices; tuned on their own)")
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
-  query->add_flag("--json", q->json, "Print one JSON object as the last line of stdout");
+  query->add_flag("--json", q->json, "stdout is one JSON object (the readable lines go to stderr)");
   query->callback([q] { run_query(*q); });
 
   auto c = std::make_shared<CalibrateOptions>();
@@ -354,7 +357,7 @@ void add_predict_commands(CLI::App& app) {
   cal->add_option("--db", c->db, "Tuning database to store them in")->capture_default_str();
   cal->add_option("--threads", c->threads, "Threads (default: all cores)")
       ->check(CLI::Range(1, 4096));
-  cal->add_flag("--json", c->json, "Print one JSON object as the last line of stdout");
+  cal->add_flag("--json", c->json, "stdout is one JSON object (the readable lines go to stderr)");
   cal->callback([c] { run_calibrate(*c); });
 
   auto e = std::make_shared<EvaluateOptions>();
@@ -407,7 +410,7 @@ void add_predict_commands(CLI::App& app) {
   ev->add_option("--reps", e->reps, "Timed runs per configuration timed")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  ev->add_flag("--json", e->json, "Print one JSON object as the last line of stdout");
+  ev->add_flag("--json", e->json, "stdout is one JSON object (the readable lines go to stderr)");
   ev->callback([e, test_db, test_shapes, holdout, train_max] {
     if (!*test_db && !*test_shapes && !*holdout && !*train_max)
       throw Error("evaluate needs its test shapes: --test-db, --test-shapes, --holdout or --train-max");

@@ -91,6 +91,7 @@ ShapeGrid grid_of(const TuneArgs& a) {
 }
 
 void run_tune(const TuneArgs& a) {
+  std::FILE* const out = human_output(a.json);
   ShapeGrid grid = grid_of(a);
   const Shard shard = a.shard.empty() ? Shard{} : Shard::parse(a.shard);
   grid = grid.shard(shard);
@@ -114,7 +115,7 @@ void run_tune(const TuneArgs& a) {
     summary = tune_grid(store, platform, grid, options, &g_stop);
   }
 
-  std::printf("%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
+  std::fprintf(out, "%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
               "(platform %s, %s, %d threads, %s layout%s)\n",
               a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
               static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
@@ -175,7 +176,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--force", a->force, "Measure shapes again even if the database already has them");
   cmd->add_option("--shard", a->shard, "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");
   cmd->add_flag("--quiet", a->quiet, "No progress output");
-  cmd->add_flag("--json", a->json, "Print a JSON summary as the last line of stdout");
+  cmd->add_flag("--json", a->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   cmd->callback([a] { run_tune(*a); });
 }
 
@@ -212,6 +213,7 @@ ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) 
 }
 
 void run_export(const ExportArgs& a) {
+  std::FILE* const out = human_output(a.json);
   const ExportRequest request{.format = parse_export_format(a.format),
                               .path = a.output,
                               .platform_hash = a.platform,
@@ -227,7 +229,7 @@ void run_export(const ExportArgs& a) {
     const TuningStore store(a.db, TuningStore::Mode::read_only);
     counts = export_results(store, request);
   }
-  std::printf("%s: %lld winners%s of %lld platform(s) written as %s\n", a.output.c_str(),
+  std::fprintf(out, "%s: %lld winners%s of %lld platform(s) written as %s\n", a.output.c_str(),
               static_cast<long long>(counts.winners),
               a.all ? (" and " + std::to_string(counts.measurements) + " measurements").c_str() : "",
               static_cast<long long>(counts.platforms), a.format.c_str());
@@ -247,10 +249,11 @@ struct ImportArgs {
 };
 
 void run_import(const ImportArgs& a) {
+  std::FILE* const out = human_output(a.json);
   check_import(a.file);  // a bad file neither creates nor migrates the database
   TuningStore store(a.db, TuningStore::Mode::create);
   const ExchangeCounts counts = import_results(store, a.file);
-  std::printf("%s: %lld measurements of %lld platform(s) added from %s (%lld already present)\n", a.db.c_str(),
+  std::fprintf(out, "%s: %lld measurements of %lld platform(s) added from %s (%lld already present)\n", a.db.c_str(),
               static_cast<long long>(counts.measurements), static_cast<long long>(counts.platforms), a.file.c_str(),
               static_cast<long long>(counts.duplicates));
   if (a.json)
@@ -269,6 +272,7 @@ struct MergeArgs {
 };
 
 void run_merge(const MergeArgs& a) {
+  std::FILE* const out = human_output(a.json);
   namespace fs = std::filesystem;
   std::error_code error;
   for (const std::string& input : a.inputs)
@@ -285,7 +289,7 @@ void run_merge(const MergeArgs& a) {
     total.duplicates += counts.duplicates;
   }
   total.platforms = static_cast<std::int64_t>(output.platforms().size());
-  std::printf("%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",
+  std::fprintf(out, "%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",
               a.output.c_str(), static_cast<long long>(total.measurements), a.inputs.size(),
               static_cast<long long>(total.duplicates), static_cast<long long>(total.platforms));
   if (a.json)
@@ -313,6 +317,7 @@ std::string kib(const json& platform, const char* key) {
 }
 
 void run_info(const InfoArgs& a) {
+  std::FILE* const out = human_output(a.json);
   // A database, or an exported tuning table (what a fleet is deployed with);
   // anything else is opened as a database, whose refusal says what it is.
   std::error_code error;
@@ -323,20 +328,20 @@ void run_info(const InfoArgs& a) {
   if (database) {
     const TuningStore store(a.db, TuningStore::Mode::read_only);
     info = describe_store(store);
-    std::printf("%s: tuning database, schema version %d, %zu platform(s)\n", a.db.c_str(),
+    std::fprintf(out, "%s: tuning database, schema version %d, %zu platform(s)\n", a.db.c_str(),
                 info["schema_version"].get<int>(), info["platforms"].size());
     platforms = store.platforms();
   } else {
     const TuningTable table = TuningTable::load(a.db);
     info = describe_table(table, a.db);
-    std::printf("%s: tuning table of %zu shapes\n", a.db.c_str(), table.shapes.size());
+    std::fprintf(out, "%s: tuning table of %zu shapes\n", a.db.c_str(), table.shapes.size());
     platforms = {table.platform};
   }
   const Platform here = detect_platform();
   std::size_t i = 0;
   for (json& p : info["platforms"]) {
     const int numa = p["numa_nodes"].get<int>();
-    std::printf("platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, NUMA nodes %s, isa %s, "
+    std::fprintf(out, "platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, NUMA nodes %s, isa %s, "
                 "LIBXSMM %s, %s\n",
                 p["hash"].get<std::string>().c_str(), p["cpu_model"].get<std::string>().c_str(), p["cores"].get<int>(),
                 p["threads"].get<int>(), kib(p, "l1d_bytes").c_str(), kib(p, "l2_bytes").c_str(),
@@ -344,19 +349,19 @@ void run_info(const InfoArgs& a) {
                 p["isa"].get<std::string>().c_str(),
                 p["libxsmm_version"].get<std::string>().c_str(), p["compiler"].get<std::string>().c_str());
     const PlatformComparison match = compare_platforms(platforms.at(i++), here);
-    std::printf("  on this machine: %s%s%s\n", std::string(to_string(match.match)).c_str(),
+    std::fprintf(out, "  on this machine: %s%s%s\n", std::string(to_string(match.match)).c_str(),
                 match.differences.empty() ? "" : " -- ", match.describe().c_str());
     p["match"] = {{"platform", std::string(to_string(match.match))}, {"differences", match.differences}};
     if (const json& c = p["calibration"]; !c.is_null())
-      std::printf("  calibration: gamma %.1f GFLOP/s per core, beta %.1f GB/s%s\n",
+      std::fprintf(out, "  calibration: gamma %.1f GFLOP/s per core, beta %.1f GB/s%s\n",
                   c["gamma_gflops_per_core"].get<double>(), c["beta_gbytes_per_s"].get<double>(),
                   c["measured_at"].is_null() ? "" : (" (" + c["measured_at"].get<std::string>() + ")").c_str());
     for (const json& r : p["results"]) {
-      std::printf("  %s, %d threads, %s layout: %lld shapes (%lld with a winner)", r["dtype"].get<std::string>().c_str(),
+      std::fprintf(out, "  %s, %d threads, %s layout: %lld shapes (%lld with a winner)", r["dtype"].get<std::string>().c_str(),
                   r["threads"].get<int>(), r["layout"].get<std::string>().c_str(), r["shapes"].get<long long>(),
                   r["tuned_shapes"].get<long long>());
-      if (!r["measurements"].is_null()) std::printf(", %lld measurements", r["measurements"].get<long long>());
-      std::printf("\n");
+      if (!r["measurements"].is_null()) std::fprintf(out, ", %lld measurements", r["measurements"].get<long long>());
+      std::fprintf(out, "\n");
     }
   }
   if (a.json) {
@@ -375,14 +380,14 @@ void add_exchange_commands(CLI::App& app) {
   exp->add_option("-o,--output", e->output, "Output file (written atomically)")->required();
   exp->add_option("--platform", e->platform, "Only this platform hash (sfc-tune db info lists them)");
   exp->add_flag("--all", e->all, "Every measurement too (csv/json); such a file imports back without loss");
-  exp->add_flag("--json", e->json, "Print a JSON summary as the last line of stdout");
+  exp->add_flag("--json", e->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<ImportArgs>();
   CLI::App* imp = app.add_subcommand("import", "Read a csv or json export made with --all into a database");
   imp->add_option("FILE", i->file, "The export to read")->required();
   imp->add_option("--db", i->db, "Tuning database (created if absent)")->capture_default_str();
-  imp->add_flag("--json", i->json, "Print a JSON summary as the last line of stdout");
+  imp->add_flag("--json", i->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   imp->callback([i] { run_import(*i); });
 
   auto m = std::make_shared<MergeArgs>();
@@ -390,7 +395,7 @@ void add_exchange_commands(CLI::App& app) {
       "merge", "Join databases (runs, shards, machines): every measurement is kept, winners are recomputed");
   merge->add_option("INPUTS", m->inputs, "Databases to merge")->required();
   merge->add_option("-o,--output", m->output, "Database to merge into (created if absent)")->required();
-  merge->add_flag("--json", m->json, "Print a JSON summary as the last line of stdout");
+  merge->add_flag("--json", m->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   merge->callback([m] { run_merge(*m); });
 
   CLI::App* db = app.add_subcommand("db", "Inspect a tuning database");
@@ -399,7 +404,7 @@ void add_exchange_commands(CLI::App& app) {
   CLI::App* info = db->add_subcommand(
       "info", "List platforms (and how each matches this machine), dtypes, thread counts and shape counts");
   info->add_option("--db", n->db, "Tuning database or exported tuning table")->capture_default_str();
-  info->add_flag("--json", n->json, "Print a JSON summary as the last line of stdout");
+  info->add_flag("--json", n->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   info->callback([n] { run_info(*n); });
 }
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace sfc::cli {
@@ -18,6 +19,10 @@ inline const CLI::Validator gemm_size(
       return value >= 1 ? "" : "must be >= 1, got " + text;
     },
     "SIZE>=1");
+
+// Where a command's human-readable result goes: stdout, or stderr when
+// --json makes stdout exactly one JSON document (`... --json | jq`).
+inline std::FILE* human_output(bool json) { return json ? stderr : stdout; }
 
 // "812 us", "3.21 ms", "1.234 s": a duration in the unit that fits it.
 std::string format_seconds(double seconds);  // main.cpp

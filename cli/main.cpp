@@ -1,5 +1,5 @@
 // sfc-tune: the command-line front end. Logs go to stderr; results to stdout
-// (with --json, the last line of stdout is one JSON object).
+// (with --json, stdout is exactly one JSON object and the readable lines go to stderr).
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 

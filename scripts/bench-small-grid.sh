@@ -2,7 +2,7 @@
 # The measurement: SFC-CA GEMM against OpenBLAS, BLIS and oneDNN,
 # fp32, 2 threads, grid {256,512,1024,2048}^3, once with SFC-CA on its blocked
 # layout and once on row-major matrices with packing included. Writes the
-# table (with --json's last line), CSV and SVG per layout into OUT_DIR:
+# table (LAYOUT.txt, with the log), the JSON summary (LAYOUT.json), CSV and SVG per layout into OUT_DIR:
 #
 #   bash scripts/bench-small-grid.sh [OUT_DIR [BINARY]]   # default: build/bench-small-grid
 #   CONFIG=tuned DB=sfc-tune.db LAYOUTS=row bash scripts/bench-small-grid.sh
@@ -71,7 +71,7 @@ for layout in ${LAYOUTS:-blocked row}; do
     "$bin" bench --grid "$grid" --dtype f32 --threads "$threads" --vs "${VS:-openblas,blis,onednn}" \
     --reps "${REPS:-10}" --passes "${PASSES:-5}" --min-time "${MIN_TIME:-0.05}" --statistic "${STATISTIC:-min}" \
     --layout "$layout" --config "$config" "${db_args[@]}" \
-    --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.txt"
+    --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.json" 2> "$out/$layout.txt"
   sed -n '/^SFC-CA WHM/,/^lowest/p' "$out/$layout.txt"
 done
 echo "bench-small-grid: tables, CSV and plots in $out" >&2
