@@ -213,7 +213,9 @@ ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) 
 }
 
 void run_export(const ExportArgs& a) {
-  std::FILE* const out = human_output(a.json);
+  if (a.output == "-" && a.json)
+    throw Error("export: -o - writes the export to stdout, which --json needs for its summary; use one of them");
+  std::FILE* const out = human_output(a.json || a.output == "-");  // stdout holds the export itself
   const ExportRequest request{.format = parse_export_format(a.format),
                               .path = a.output,
                               .platform_hash = a.platform,
@@ -377,7 +379,7 @@ void add_exchange_commands(CLI::App& app) {
   exp->add_option("--db", e->db, "Tuning database, or a tuning table to write again as a current one")
       ->capture_default_str();
   exp->add_option("--format", e->format, "csv, json, or table (the file libsfcconf loads)")->capture_default_str();
-  exp->add_option("-o,--output", e->output, "Output file (written atomically)")->required();
+  exp->add_option("-o,--output", e->output, "Output file (written atomically), or - for stdout")->required();
   exp->add_option("--platform", e->platform, "Only this platform hash (sfc-tune db info lists them)");
   exp->add_flag("--all", e->all, "Every measurement too (csv/json); such a file imports back without loss");
   exp->add_flag("--json", e->json, "stdout is one JSON summary object (the readable lines go to stderr)");

@@ -2,6 +2,7 @@
 // every command's human-readable lines go to stderr then.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -37,4 +38,19 @@ TEST_CASE("cli: with --json every command's stdout parses as one JSON document")
     CHECK(document.is_object());
     CHECK_FALSE(r.err.empty());  // the human-readable result went to stderr
   }
+}
+
+TEST_CASE("cli: export -o - writes the export to stdout and nothing else there; with --json it is refused") {
+  TempDir dir("cli-dash");
+  const std::string db = dir.file("t.db");
+  REQUIRE(sfc::test::run_cli({"tune", "--grid", "m=64 n=64 k=64", "--k-layers", "1", "--k-block-factors", "1",
+                              "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db},
+                             dir.file("tune")).code == 0);
+  auto r = sfc::test::run_cli({"export", "--db", db, "--format", "json", "-o", "-"}, dir.file("dash"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(nlohmann::json::parse(r.out)["format"] == "sfc-tune-export");
+  CHECK_FALSE(std::filesystem::exists(dir.file("-")));
+  r = sfc::test::run_cli({"export", "--db", db, "-o", "-", "--json"}, dir.file("both"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("use one of them") != std::string::npos);
 }

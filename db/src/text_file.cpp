@@ -75,6 +75,11 @@ void write_through(const std::string& path, std::string_view content) {
 }  // namespace
 
 void write_text_file_atomically(const std::string& path, std::string_view content) {
+  if (path == "-") {  // standard output, as the usual command-line convention has it
+    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+      fail("write", "standard output", errno ? errno : EIO);
+    return;
+  }
   struct stat existing {};
   if (stat(path.c_str(), &existing) == 0) {
     if (S_ISDIR(existing.st_mode)) fail("write", path, EISDIR);

@@ -17,7 +17,8 @@ std::string read_text_file(const std::string& path);
 // Writes a temporary file in the same directory, syncs it and renames it over
 // `path`, so readers see the old file or the whole new one, never a part.
 // Throws sfc::Error("cannot write <path>: <reason>") and leaves `path` untouched.
-// An existing device or pipe (/dev/null) is written to, not replaced.
+// An existing device or pipe (/dev/null) is written to, not replaced; "-" is
+// standard output.
 void write_text_file_atomically(const std::string& path, std::string_view content);
 
 }  // namespace sfc
