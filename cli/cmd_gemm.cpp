@@ -94,7 +94,7 @@ void add_gemm_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--k-layers", o->k_layers, "Copies of C (2.5D/3D replication), 1..8")
       ->check(CLI::Range(1, 8))->capture_default_str();
-  cmd->add_option("--kbf", o->kbf, "k_block_factor: K rounds per layer, 1..8")
+  cmd->add_option("--k-block-factor,--kbf", o->kbf, "K rounds per layer, 1..8 (as tune's --k-block-factors)")
       ->check(CLI::Range(1, 8))->capture_default_str();
   cmd->add_option("--blocks", o->blocks, "Block sizes BMxBNxBK instead of the block rule's (0 keeps the rule's)");
   cmd->add_option("--layout", o->layout, "Operand layout: blocked (native), row or col (packing timed too)")

@@ -122,11 +122,11 @@ void run_calibrate(const CalibrateOptions& o) {
 // ---- evaluate --------------------------------------------------------------
 
 struct EvaluateOptions {
-  std::string db, test_db, test_shapes, platform, dtype = "f32", layout = "blocked", policy_rule = "auto";
+  std::string db = "sfc-tune.db", test_db, test_shapes, platform, dtype = "f32", layout = "blocked", policy_rule = "auto";
   std::optional<double> holdout;
   std::optional<std::int64_t> train_max;
   std::uint64_t seed = 1;
-  int threads = 0, warmup = 1, reps = 5;
+  int threads = 0, warmup = 2, reps = 5;  // warm-up as tune's
   PredictorOptions predictor;
   bool json = false;
 };
@@ -363,7 +363,7 @@ void add_predict_commands(CLI::App& app) {
   auto e = std::make_shared<EvaluateOptions>();
   CLI::App* ev =
       app.add_subcommand("evaluate", "Regret of each predictor on shapes it was not built from");
-  ev->add_option("--db", e->db, "Tuning database the predictors are built from")->required();
+  ev->add_option("--db", e->db, "Tuning database or table the predictors are built from")->capture_default_str();
   auto* test_db =
       ev->add_option("--test-db", e->test_db, "Test shapes: those tuned in this database");
   auto* test_shapes = ev->add_option("--test-shapes", e->test_shapes,

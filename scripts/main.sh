@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bin=./build/bin/sfc-tune
-$bin gemm 1024 1024 1024 --k-layers 2 --kbf 2 --check
+$bin gemm 1024 1024 1024 --k-layers 2 --k-block-factor 2 --check
 $bin tune --shapes data/grids/quick.shapes --db sfc-tune.db
 $bin calibrate --db sfc-tune.db
 $bin query 700 1500 3000 --db sfc-tune.db

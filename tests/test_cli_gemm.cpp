@@ -72,3 +72,12 @@ TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readab
   CHECK(r.output.find("\x1b[") == std::string::npos);  // no colour escapes
   CHECK((r.output.find(" us mean") != std::string::npos || r.output.find(" ms mean") != std::string::npos));
 }
+
+TEST_CASE("cli: gemm spells the knob as tune does (--k-block-factor), and --kbf still works") {
+  for (const char* spelling : {"--k-block-factor", "--kbf"}) {
+    const auto r = sfc::test::run_cli(std::string("gemm 64 64 256 --reps 1 --warmup 0 --json ") + spelling + " 2",
+                                      "SFC_COLD_BYTES=1048576");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    CHECK(last_json_line(r.output)["k_block_factor"] == 2);
+  }
+}
