@@ -225,8 +225,8 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
       have_l2 = true;
     }
     // One model per thread count: the table's gamma and beta with the L2 of
-    // the machine the answers are for. The first calibrated table of the
-    // best match wins.
+    // the machine the answers are for (the first calibrated table of that
+    // thread count; load_tuning_tables() gives one table per thread count).
     const std::size_t l2 = l2_here ? here->l2_bytes : p.l2_bytes;
     const ThreadModel m{p.threads, AnalyticalModel(table.calibration, l2, fraction), match};
     auto known = std::find_if(models_.begin(), models_.end(),
@@ -342,10 +342,11 @@ double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout lay
   return g ? g->max_distance : options_.max_distance.value_or(default_max_distance);
 }
 
+// The fraction of the model fallback() answers with for `threads`.
 double ConfigPredictor::l2_fraction(int threads) const {
+  if (const ThreadModel* m = model(threads)) return m->model.l2_fraction();
   for (const ThreadModel& m : models_)
     if (m.threads == threads) return m.model.l2_fraction();
-  if (const ThreadModel* m = model(threads)) return m->model.l2_fraction();
   return l2_rule_.model.l2_fraction();
 }
 
