@@ -182,10 +182,11 @@ void add_tune_command(CLI::App& app) {
 
 // ---- export / import / merge ---------------------------------------------
 
-// True when `path` starts like a tuning table ("sfc-table N").
-bool starts_with_table_magic(const std::string& path) {
+// True when `path` is an exported tuning table (a regular file starting
+// "sfc-table N"), not a database: export and db info read either.
+bool is_table_file(const std::string& path) {
   std::error_code ignored;
-  if (!std::filesystem::is_regular_file(path, ignored)) return false;  // a pipe would block
+  if (!std::filesystem::is_regular_file(path, ignored) || has_sqlite_header(path)) return false;
   char head[10] = {};
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (!file) return false;
@@ -221,7 +222,7 @@ void run_export(const ExportArgs& a) {
                               .platform_hash = a.platform,
                               .all = a.all};
   std::error_code error;
-  const bool table = !has_sqlite_header(a.db) && starts_with_table_magic(a.db);
+  const bool table = is_table_file(a.db);
   if (!table && std::filesystem::exists(a.output, error) && std::filesystem::equivalent(a.db, a.output, error))
     throw Error("export: the output " + a.output + " is the database " + a.db + " itself; choose another file");
   ExchangeCounts counts;
@@ -324,7 +325,7 @@ void run_info(const InfoArgs& a) {
   // anything else is opened as a database, whose refusal says what it is.
   std::error_code error;
   if (!std::filesystem::exists(a.db, error)) throw Error("no tuning database or table at " + a.db);
-  const bool database = has_sqlite_header(a.db) || !starts_with_table_magic(a.db);
+  const bool database = !is_table_file(a.db);
   json info;
   std::vector<Platform> platforms;
   if (database) {
