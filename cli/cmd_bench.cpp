@@ -42,9 +42,9 @@ std::string command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string text, argument;
   while (std::getline(in, argument, '\0')) {
-    const bool plain = !argument.empty() &&
-                       argument.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                  "0123456789_-+=.,/:@%") == std::string::npos;
+    const bool plain = !argument.empty() && argument.find_first_not_of(
+                                                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789_-+=.,/:@%") == std::string::npos;
     std::string quoted = "'";
     for (char ch : argument) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
     text += (text.empty() ? "" : " ") + (plain ? argument : quoted + "'");
@@ -98,8 +98,7 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
                          const Platform& platform, const std::vector<TuningTable>& tables,
                          const std::string& db) {
   if (choice.source == "best") return quick_search_picker(options);
-  if (choice.source == "explicit")
-    return answer_now(shapes, [&](const GemmShape&) { return choice.knobs; });
+  if (choice.source == "explicit") return answer_now(shapes, [&](const GemmShape&) { return choice.knobs; });
   if (choice.source == "default") return answer_now(shapes, [](const GemmShape&) { return SfcConfig{}; });
   if (choice.source == "model") {
     const AnalyticalModel model(calibration, platform.l2_bytes);
@@ -117,9 +116,10 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
     });
   });
   if (!own_layout && options.layout != Layout::blocked)
-    spdlog::warn("--config {}: {} has no shapes tuned through the {} layout; borrowing another layout's "
-                 "winners (tune with --layout {} for this entry's own)",
-                 choice.source, db, to_string(options.layout), to_string(options.layout));
+    spdlog::warn(
+        "--config {}: {} has no shapes tuned through the {} layout; borrowing another layout's "
+        "winners (tune with --layout {} for this entry's own)",
+        choice.source, db, to_string(options.layout), to_string(options.layout));
   const ConfigPredictor predictor(tables, {}, platform);
   return answer_now(shapes, [&](const GemmShape& shape) {
     if (choice.source == "nn") {
@@ -154,8 +154,8 @@ Calibration stored_calibration(const std::vector<TuningTable>& tables, int threa
 // core type, BLIS's and OpenMP's threading, LIBXSMM's target ISA, the cold
 // footprint. They go into the report, since a run is only reproducible with them.
 std::vector<std::string> steering_environment() {
-  static constexpr std::string_view kPrefixes[] = {"OPENBLAS_", "GOTO", "BLIS_", "DNNL_", "ONEDNN_",
-                                                   "OMP_", "GOMP_", "KMP_", "LIBXSMM_", "SFC_"};
+  static constexpr std::string_view kPrefixes[] = {"OPENBLAS_", "GOTO",  "BLIS_", "DNNL_",    "ONEDNN_",
+                                                   "OMP_",      "GOMP_", "KMP_",  "LIBXSMM_", "SFC_"};
   std::vector<std::string> found;
   for (char** variable = environ; *variable != nullptr; ++variable) {
     const std::string_view text(*variable);
@@ -224,8 +224,8 @@ void run_bench_command(const BenchArguments& a) {
   const Platform platform = detect_platform(options.threads);
   BenchContext context;
   context.command_line = command_line();
-  context.platform = platform.cpu_model + ", ISA " + platform.isa + ", " +
-                     std::to_string(platform.cores) + " cores, platform " + platform.hash();
+  context.platform = platform.cpu_model + ", ISA " + platform.isa + ", " + std::to_string(platform.cores) +
+                     " cores, platform " + platform.hash();
   context.dtype = options.dtype;
   context.layout = options.layout;
   context.threads = options.threads;
@@ -246,8 +246,7 @@ void run_bench_command(const BenchArguments& a) {
   // The ceiling above the roofline's gamma (which is LIBXSMM's kernel in cache):
   // how far any implementation could still go on this machine.
   context.fma_peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
-  const ConfigPicker picker =
-      make_picker(config, shapes, options, calibration, platform, tables, a.db);
+  const ConfigPicker picker = make_picker(config, shapes, options, calibration, platform, tables, a.db);
 
   std::vector<std::unique_ptr<GemmPeer>> peers;
   std::vector<std::string> load_notes;
@@ -295,7 +294,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--grid", a->grid, "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"")
       ->required();
   cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "Threads for every implementation (default: OMP_NUM_THREADS or all cores)")
+  cmd->add_option("--threads", a->threads,
+                  "Threads for every implementation (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--config", a->config,
                   "SFC-CA configuration: tuned | nn | model | default (1,1) | best (quick search on "
@@ -310,27 +310,36 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--vs", a->vs, "Peers, comma separated: openblas, blis, onednn; or none (SFC-CA alone)")
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed repetitions per shape and implementation")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Untimed warm-up runs before them")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
-  cmd->add_option("--passes", a->passes,
-                  "Time each shape's implementations this many times in turn (--reps runs each time) and pool "
-                  "the runs, so that a burst of interference hits one pass, not one implementation")
-      ->check(CLI::Range(1, 100))->capture_default_str();
-  cmd->add_option("--min-time", a->min_seconds,
-                  fmt::format("Seconds each pass runs at least per implementation: small shapes get more than "
-                              "--reps runs (estimated from the roofline, the same count for every "
-                              "implementation, at most {})",
-                              kMaxBenchReps))
-      ->check(CLI::Range(0.0, 60.0))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option(
+         "--passes", a->passes,
+         "Time each shape's implementations this many times in turn (--reps runs each time) and pool "
+         "the runs, so that a burst of interference hits one pass, not one implementation")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option(
+         "--min-time", a->min_seconds,
+         fmt::format("Seconds each pass runs at least per implementation: small shapes get more than "
+                     "--reps runs (estimated from the roofline, the same count for every "
+                     "implementation, at most {})",
+                     kMaxBenchReps))
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   cmd->add_option("--statistic", a->statistic,
                   "Time of a shape: min (its fastest cold run, as the tuner ranks) or mean (of its runs)")
-      ->check(CLI::IsMember({"min", "mean"}))->capture_default_str();
+      ->check(CLI::IsMember({"min", "mean"}))
+      ->capture_default_str();
   cmd->add_option("--layout", a->layout,
                   "SFC-CA's entry: blocked (native layout) or row (plain matrices, packing timed too)")
-      ->check(CLI::IsMember({"blocked", "row"}))->capture_default_str();
+      ->check(CLI::IsMember({"blocked", "row"}))
+      ->capture_default_str();
   cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
-  cmd->add_option("--plot", a->plot, "Also write an SVG plot (GFLOP/s by shape, sorted by arithmetic intensity)");
+  cmd->add_option("--plot", a->plot,
+                  "Also write an SVG plot (GFLOP/s by shape, sorted by arithmetic intensity)");
   cmd->add_flag("--json", a->json, "stdout is one JSON object (the readable lines go to stderr)");
   cmd->callback([a] { run_bench_command(*a); });
 }

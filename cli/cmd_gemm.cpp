@@ -2,9 +2,9 @@
 // cold inputs, optionally checked against an fp64 reference.
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "sfc/gemm.hpp"
@@ -22,8 +22,8 @@ BlockSizes parse_blocks(const std::string& text) {
   if (std::sscanf(text.c_str(), "%d%c%d%c%d%n", &b.bm, &x1, &b.bn, &x2, &b.bk, &used) != 5 || x1 != 'x' ||
       x2 != 'x' || std::size_t(used) != text.size() || b.bm < 0 || b.bn < 0 || b.bk < 0 || b.bm > 4096 ||
       b.bn > 4096 || b.bk > 4096)
-    throw CLI::ValidationError("--blocks", "expected BMxBNxBK with sizes 0..4096 (0: the block rule's), got '" +
-                                               text + "'");
+    throw CLI::ValidationError(
+        "--blocks", "expected BMxBNxBK with sizes 0..4096 (0: the block rule's), got '" + text + "'");
   return b;
 }
 
@@ -47,29 +47,41 @@ void run_gemm(const GemmOptions& o) {
   const GemmPlan plan(request);
   const BlockSizes bs = plan.blocks();
   spdlog::info("plan: {}x{}x{} {} on {} threads, K_layers={} k_block_factor={} (effective), blocks {}x{}x{}",
-               o.m, o.n, o.k, o.dtype, plan.threads(), plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk);
+               o.m, o.n, o.k, o.dtype, plan.threads(), plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn,
+               bs.bk);
 
   const ColdOperands inputs(plan, request.layout, o.warmup + o.reps);
   spdlog::info("timing {} warm-up + {} runs over {} cold input set(s)", o.warmup, o.reps, inputs.sets());
   const Timing t = inputs.time(plan, o.warmup, o.reps);
   const double gflops = plan.shape().flops() / t.mean * 1e-9;
 
-  nlohmann::json j = {{"m", o.m}, {"n", o.n}, {"k", o.k}, {"dtype", o.dtype},
-                      {"threads", plan.threads()}, {"k_layers", plan.k_layers()},
-                      {"k_block_factor", plan.k_block_factor()}, {"bm", bs.bm}, {"bn", bs.bn},
-                      {"bk", bs.bk}, {"layout", std::string(to_string(request.layout))},
-                      {"reps", o.reps}, {"seconds", t.mean}, {"min_seconds", t.min},
-                      {"stddev_seconds", t.stddev}, {"gflops", gflops}};
-  std::fprintf(out, "%lldx%lldx%lld %s threads=%d k_layers=%d k_block_factor=%d blocks=%dx%dx%d layout=%s: "
-              "%s mean (min %s, sd %s), %.1f GFLOP/s\n",
-              (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), plan.threads(),
-              plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk,
-              std::string(to_string(request.layout)).c_str(), format_seconds(t.mean).c_str(),
-              format_seconds(t.min).c_str(), format_seconds(t.stddev).c_str(), gflops);
+  nlohmann::json j = {{"m", o.m},
+                      {"n", o.n},
+                      {"k", o.k},
+                      {"dtype", o.dtype},
+                      {"threads", plan.threads()},
+                      {"k_layers", plan.k_layers()},
+                      {"k_block_factor", plan.k_block_factor()},
+                      {"bm", bs.bm},
+                      {"bn", bs.bn},
+                      {"bk", bs.bk},
+                      {"layout", std::string(to_string(request.layout))},
+                      {"reps", o.reps},
+                      {"seconds", t.mean},
+                      {"min_seconds", t.min},
+                      {"stddev_seconds", t.stddev},
+                      {"gflops", gflops}};
+  std::fprintf(out,
+               "%lldx%lldx%lld %s threads=%d k_layers=%d k_block_factor=%d blocks=%dx%dx%d layout=%s: "
+               "%s mean (min %s, sd %s), %.1f GFLOP/s\n",
+               (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), plan.threads(),
+               plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk,
+               std::string(to_string(request.layout)).c_str(), format_seconds(t.mean).c_str(),
+               format_seconds(t.min).c_str(), format_seconds(t.stddev).c_str(), gflops);
   if (o.check) {
     const CheckResult c = check_against_reference(plan, request.layout);
     std::fprintf(out, "relative error ||C - C_ref||_F / ||C_ref||_F = %.3e (bound %.3e): %s\n", c.rel_error,
-                c.bound, c.rel_error <= c.bound ? "ok" : "FAILED");
+                 c.bound, c.rel_error <= c.bound ? "ok" : "FAILED");
     j["rel_error"] = c.rel_error;
     j["error_bound"] = c.bound;
     if (!(c.rel_error <= c.bound)) {
@@ -84,23 +96,33 @@ void run_gemm(const GemmOptions& o) {
 
 void add_gemm_command(CLI::App& app) {
   auto o = std::make_shared<GemmOptions>();
-  CLI::App* cmd = app.add_subcommand("gemm", "Run one GEMM shape C = A*B with one configuration, timed on cold inputs");
+  CLI::App* cmd =
+      app.add_subcommand("gemm", "Run one GEMM shape C = A*B with one configuration, timed on cold inputs");
   cmd->add_option("M", o->m, "Rows of A and C")->required()->check(gemm_size);
   cmd->add_option("N", o->n, "Columns of B and C")->required()->check(gemm_size);
   cmd->add_option("K", o->k, "Columns of A, rows of B")->required()->check(gemm_size);
   cmd->add_option("--dtype", o->dtype, "Element type: f32, f64 or bf16 (bf16 inputs, f32 C)")
-      ->check(CLI::IsMember({"f32", "f64", "bf16"}))->capture_default_str();
+      ->check(CLI::IsMember({"f32", "f64", "bf16"}))
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--k-layers", o->k_layers, "Copies of C (2.5D/3D replication), 1..8")
-      ->check(CLI::Range(1, 8))->capture_default_str();
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
   cmd->add_option("--k-block-factor,--kbf", o->kbf, "K rounds per layer, 1..8 (as tune's --k-block-factors)")
-      ->check(CLI::Range(1, 8))->capture_default_str();
-  cmd->add_option("--blocks", o->blocks, "Block sizes BMxBNxBK instead of the block rule's (0 keeps the rule's)");
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  cmd->add_option("--blocks", o->blocks,
+                  "Block sizes BMxBNxBK instead of the block rule's (0 keeps the rule's)");
   cmd->add_option("--layout", o->layout, "Operand layout: blocked (native), row or col (packing timed too)")
-      ->check(CLI::IsMember({"blocked", "row", "col"}))->capture_default_str();
-  cmd->add_option("--reps", o->reps, "Timed repetitions")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Untimed warm-up runs")->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::IsMember({"blocked", "row", "col"}))
+      ->capture_default_str();
+  cmd->add_option("--reps", o->reps, "Timed repetitions")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed warm-up runs")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_flag("--check", o->check, "Compare C with an fp64 reference; print the relative Frobenius error");
   cmd->add_flag("--json", o->json, "stdout is one JSON object (the readable lines go to stderr)");
   cmd->callback([o] { run_gemm(*o); });

@@ -36,7 +36,6 @@ constexpr const char* kPlatformHelp =
     "Whose results to use: this (this machine's, else a compatible one's), any (forced: foreign "
     "ones too) or a platform hash (default: SFC_PLATFORM, else this)";
 
-
 // ---- query -----------------------------------------------------------------
 
 struct QueryOptions {
@@ -62,12 +61,13 @@ void run_query(const QueryOptions& o) {
   const sfcconf_answer& a = match.answer;
   const std::string tier = sfcconf_tier_name(a.tier);
   const std::string platform = sfcconf_platform_match_name(match.platform);
-  std::fprintf(out, "%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s, platform %s",
-              (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, o.layout.c_str(),
-              a.k_layers, a.k_block_factor, tier.c_str(), platform.c_str());
+  std::fprintf(
+      out, "%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s, platform %s",
+      (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, o.layout.c_str(), a.k_layers,
+      a.k_block_factor, tier.c_str(), platform.c_str());
   if (std::isfinite(a.distance))
-    std::fprintf(out, ", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n",
-                (long long)a.nearest_m, (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
+    std::fprintf(out, ", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n", (long long)a.nearest_m,
+                 (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
   else
     std::fprintf(out, ", no tuned shape of this dtype and thread count)\n");
   if (!o.json) return;
@@ -83,8 +83,7 @@ void run_query(const QueryOptions& o) {
                       {"platform", platform},
                       {"distance", distance_json(a.distance)},
                       {"nearest", nullptr}};
-  if (std::isfinite(a.distance))
-    j["nearest"] = {{"m", a.nearest_m}, {"n", a.nearest_n}, {"k", a.nearest_k}};
+  if (std::isfinite(a.distance)) j["nearest"] = {{"m", a.nearest_m}, {"n", a.nearest_n}, {"k", a.nearest_k}};
   std::printf("%s\n", j.dump().c_str());
 }
 
@@ -104,11 +103,11 @@ void run_calibrate(const CalibrateOptions& o) {
   TuningStore store(o.db, TuningStore::Mode::create);
   store.upsert_platform(platform);
   store.save_calibration(platform.hash(), c);
-  std::fprintf(out, 
-      "platform %s: gamma %.1f GFLOP/s per core (fp32 batch-reduce GEMM), beta %.1f GB/s "
-      "(%d threads reading); stored in %s\n",
-      describe(platform).c_str(), c.gamma_gflops_per_core, c.beta_gbytes_per_s, platform.threads,
-      o.db.c_str());
+  std::fprintf(out,
+               "platform %s: gamma %.1f GFLOP/s per core (fp32 batch-reduce GEMM), beta %.1f GB/s "
+               "(%d threads reading); stored in %s\n",
+               describe(platform).c_str(), c.gamma_gflops_per_core, c.beta_gbytes_per_s, platform.threads,
+               o.db.c_str());
   if (o.json)
     std::printf("%s\n", nlohmann::json({{"platform", platform.hash()},
                                         {"threads", platform.threads},
@@ -122,7 +121,8 @@ void run_calibrate(const CalibrateOptions& o) {
 // ---- evaluate --------------------------------------------------------------
 
 struct EvaluateOptions {
-  std::string db = "sfc-tune.db", test_db, test_shapes, platform, dtype = "f32", layout = "blocked", policy_rule = "auto";
+  std::string db = "sfc-tune.db", test_db, test_shapes, platform, dtype = "f32", layout = "blocked",
+              policy_rule = "auto";
   std::optional<double> holdout;
   std::optional<std::int64_t> train_max;
   std::uint64_t seed = 1;
@@ -131,8 +131,8 @@ struct EvaluateOptions {
   bool json = false;
 };
 
-std::vector<TunedShape> shapes_of(const std::vector<TuningTable>& tables, DType dtype,
-                                  int threads, Layout layout) {
+std::vector<TunedShape> shapes_of(const std::vector<TuningTable>& tables, DType dtype, int threads,
+                                  Layout layout) {
   std::vector<TunedShape> shapes;
   for (const TuningTable& t : tables)
     for (const TunedShape& s : t.shapes)
@@ -142,8 +142,7 @@ std::vector<TunedShape> shapes_of(const std::vector<TuningTable>& tables, DType 
 
 // Test shapes from a shape file: stored measurements where --db tuned the
 // shape, every configuration timed now otherwise.
-std::vector<TunedShape> shapes_from_file(const std::string& path,
-                                         const std::vector<TuningTable>& tables,
+std::vector<TunedShape> shapes_from_file(const std::string& path, const std::vector<TuningTable>& tables,
                                          const Tuner& tuner) {
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> tuned;
   for (const TunedShape& s :
@@ -185,7 +184,7 @@ nlohmann::json tier_breakdown(const RegretReport& r, std::FILE* text) {
       if (s.policy_tier == t) sum += s.regret[policy], ++count;
     if (count == 0) continue;
     std::fprintf(text, "  policy regret on the %d shapes its %s tier answered: %.2f%% mean\n", count,
-                std::string(to_string(t)).c_str(), 100 * sum / count);
+                 std::string(to_string(t)).c_str(), 100 * sum / count);
     out[std::string(to_string(t))] = {{"shapes", count}, {"mean", sum / count}};
   }
   return out;
@@ -196,7 +195,8 @@ nlohmann::json tier_breakdown(const RegretReport& r, std::FILE* text) {
 nlohmann::json distance_breakdown(const RegretReport& r, std::FILE* text) {
   constexpr double edges[] = {0, 0.5, 1, 1.5, 2, 3, 4};
   nlohmann::json out = nlohmann::json::array();
-  std::fprintf(text, "mean regret by log2 distance to the nearest training shape:\n%-12s %6s", "distance", "shapes");
+  std::fprintf(text, "mean regret by log2 distance to the nearest training shape:\n%-12s %6s", "distance",
+               "shapes");
   for (Predictor p : all_predictors) std::fprintf(text, " %8s", std::string(to_string(p)).c_str());
   std::fprintf(text, "\n");
   for (std::size_t b = 0; b < std::size(edges); ++b) {
@@ -233,18 +233,19 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
   std::FILE* const out = human_output(o.json);
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::fprintf(out, "(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
-              policy.rule.c_str(), policy.max_distance, policy.l2_fraction);
+               policy.rule.c_str(), policy.max_distance, policy.l2_fraction);
   std::fprintf(out, "%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
     const std::string name(to_string(all_predictors[i]));
     if (!r.summary[i]) {
-      std::fprintf(out, "%-10s (cannot answer: no calibration, or no tuned shapes of this thread count)\n", name.c_str());
+      std::fprintf(out, "%-10s (cannot answer: no calibration, or no tuned shapes of this thread count)\n",
+                   name.c_str());
       continue;
     }
     const RegretSummary& s = *r.summary[i];
-    std::fprintf(out, "%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%\n", name.c_str(), 100 * s.mean,
-                100 * s.median, 100 * s.p95, 100 * s.max);
+    std::fprintf(out, "%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%\n", name.c_str(), 100 * s.mean, 100 * s.median,
+                 100 * s.p95, 100 * s.max);
     regret[name] = summary_json(s);
   }
   nlohmann::json tiers = nlohmann::json::object();
@@ -265,10 +266,9 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
                           {"policy_tier", std::string(to_string(s.policy_tier))}};
     for (std::size_t i = 0; i < all_predictors.size(); ++i)
       if (std::isfinite(s.regret[i]))
-        row[std::string(to_string(all_predictors[i]))] = {
-            {"k_layers", s.knobs[i].k_layers},
-            {"k_block_factor", s.knobs[i].k_block_factor},
-            {"regret", s.regret[i]}};
+        row[std::string(to_string(all_predictors[i]))] = {{"k_layers", s.knobs[i].k_layers},
+                                                          {"k_block_factor", s.knobs[i].k_block_factor},
+                                                          {"regret", s.regret[i]}};
     shapes.push_back(row);
   }
   std::printf("%s\n", nlohmann::json({{"test_shapes", r.shapes.size()},
@@ -288,7 +288,8 @@ void run_evaluate(const EvaluateOptions& o) {
   const DType dtype = parse_dtype(o.dtype);
   const int threads = o.threads > 0 ? o.threads : default_threads();
   const Layout layout = parse_layout(o.layout);
-  const Tuner tuner({.dtype = dtype, .threads = threads, .warmup = o.warmup, .reps = o.reps, .layout = layout});
+  const Tuner tuner(
+      {.dtype = dtype, .threads = threads, .warmup = o.warmup, .reps = o.reps, .layout = layout});
   const PlatformChoice choice = PlatformChoice::parse_or_environment(o.platform);
   std::vector<TuningTable> tables = load_tuning_tables(o.db, choice);
 
@@ -304,8 +305,9 @@ void run_evaluate(const EvaluateOptions& o) {
     if (tests.empty())
       throw Error("no tuned " + o.dtype + " shapes on " + std::to_string(threads) + " threads (" + o.layout +
                   " layout) in " + o.test_db);
-    split = o.train_max ? hold_out_range(std::move(tables), std::move(tests), dtype, threads, layout, *o.train_max)
-                        : exclude_tests(std::move(tables), std::move(tests));
+    split = o.train_max
+                ? hold_out_range(std::move(tables), std::move(tests), dtype, threads, layout, *o.train_max)
+                : exclude_tests(std::move(tables), std::move(tests));
   }
   spdlog::info("evaluating on {} test shapes, predictors built from the rest", split.tests.size());
   PredictorOptions options = o.predictor;
@@ -343,8 +345,9 @@ void add_predict_commands(CLI::App& app) {
       ->capture_default_str();
   query->add_option("--threads", q->threads, "Threads the GEMM runs with (default: all cores)")
       ->check(CLI::Range(1, 4096));
-  query->add_option("--layout", q->layout,
-                    "How the GEMM is called: blocked, or row/col (plain matrices; tuned on their own)")
+  query
+      ->add_option("--layout", q->layout,
+                   "How the GEMM is called: blocked, or row/col (plain matrices; tuned on their own)")
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
   query->add_flag("--json", q->json, "stdout is one JSON object (the readable lines go to stderr)");
@@ -352,30 +355,27 @@ void add_predict_commands(CLI::App& app) {
 
   auto c = std::make_shared<CalibrateOptions>();
   CLI::App* cal = app.add_subcommand(
-      "calibrate",
-      "Measure this platform's gamma (GFLOP/s per core) and beta (GB/s) for the model");
+      "calibrate", "Measure this platform's gamma (GFLOP/s per core) and beta (GB/s) for the model");
   cal->add_option("--db", c->db, "Tuning database to store them in")->capture_default_str();
-  cal->add_option("--threads", c->threads, "Threads (default: all cores)")
-      ->check(CLI::Range(1, 4096));
+  cal->add_option("--threads", c->threads, "Threads (default: all cores)")->check(CLI::Range(1, 4096));
   cal->add_flag("--json", c->json, "stdout is one JSON object (the readable lines go to stderr)");
   cal->callback([c] { run_calibrate(*c); });
 
   auto e = std::make_shared<EvaluateOptions>();
-  CLI::App* ev =
-      app.add_subcommand("evaluate", "Regret of each predictor on shapes it was not built from");
-  ev->add_option("--db", e->db, "Tuning database or table the predictors are built from")->capture_default_str();
-  auto* test_db =
-      ev->add_option("--test-db", e->test_db, "Test shapes: those tuned in this database");
+  CLI::App* ev = app.add_subcommand("evaluate", "Regret of each predictor on shapes it was not built from");
+  ev->add_option("--db", e->db, "Tuning database or table the predictors are built from")
+      ->capture_default_str();
+  auto* test_db = ev->add_option("--test-db", e->test_db, "Test shapes: those tuned in this database");
   auto* test_shapes = ev->add_option("--test-shapes", e->test_shapes,
                                      "Test shapes: an \"M N K\" file (untuned ones are timed now)");
-  auto* holdout = ev->add_option("--holdout", e->holdout,
-                                 "Test shapes: this fraction of --db's shapes, held out")
-                      ->check(CLI::Range(0.0, 1.0));
+  auto* holdout =
+      ev->add_option("--holdout", e->holdout, "Test shapes: this fraction of --db's shapes, held out")
+          ->check(CLI::Range(0.0, 1.0));
   ev->add_option("--seed", e->seed, "Seed of the held-out draw")->capture_default_str();
   auto* train_max = ev->add_option("--train-max", e->train_max,
                                    "A range hold-out: train on the shapes whose M, N and K are all at most "
                                    "this, test on those beyond it (of --db, or of --test-db / --test-shapes)")
-                       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
+                        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
   train_max->excludes(holdout);
   test_db->excludes(test_shapes)->excludes(holdout);
   test_shapes->excludes(holdout);
@@ -383,8 +383,7 @@ void add_predict_commands(CLI::App& app) {
   ev->add_option("--dtype", e->dtype, "Element type: f32, f64 or bf16")
       ->check(CLI::IsMember({"f32", "f64", "bf16"}))
       ->capture_default_str();
-  ev->add_option("--threads", e->threads, "Threads (default: all cores)")
-      ->check(CLI::Range(1, 4096));
+  ev->add_option("--threads", e->threads, "Threads (default: all cores)")->check(CLI::Range(1, 4096));
   ev->add_option("--layout", e->layout, "The layout whose tuned shapes are evaluated: blocked, row or col")
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();

@@ -65,7 +65,8 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 void print_json(const json& summary) { std::printf("%s\n", summary.dump().c_str()); }
@@ -115,14 +116,17 @@ void run_tune(const TuneArgs& a) {
     summary = tune_grid(store, platform, grid, options, &g_stop);
   }
 
-  std::fprintf(out, "%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
-              "(platform %s, %s, %d threads, %s layout%s)\n",
-              a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
-              static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
-              a.dtype.c_str(), platform.threads, a.layout.c_str(), a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
+  std::fprintf(out,
+               "%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
+               "(platform %s, %s, %d threads, %s layout%s)\n",
+               a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
+               static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
+               a.dtype.c_str(), platform.threads, a.layout.c_str(),
+               a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
   if (summary.interrupted)
-    spdlog::warn("interrupted: every finished shape and the measurements of the current one are committed; "
-                 "run the same command again to measure only what is missing");
+    spdlog::warn(
+        "interrupted: every finished shape and the measurements of the current one are committed; "
+        "run the same command again to measure only what is missing");
   if (a.json)
     print_json({{"command", "tune"},
                 {"db", a.db},
@@ -144,9 +148,12 @@ void add_tune_command(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand(
       "tune", "Time every (K_layers, k_block_factor) of every shape of a grid and store all measurements");
-  cmd->add_option("--grid", a->grid, "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"");
-  cmd->add_option("--shapes", a->shapes_file, "Shapes from a file of \"M N K\" lines (# comments), e.g. data/grids/small.shapes");
-  cmd->add_option("--random", a->random, "COUNT random shapes, log-uniform over --range")->check(CLI::PositiveNumber);
+  cmd->add_option("--grid", a->grid,
+                  "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"");
+  cmd->add_option("--shapes", a->shapes_file,
+                  "Shapes from a file of \"M N K\" lines (# comments), e.g. data/grids/small.shapes");
+  cmd->add_option("--random", a->random, "COUNT random shapes, log-uniform over --range")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--range", a->range, "LO:HI of every dimension for --random")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed for --random (the same seed gives the same shapes everywhere)")
       ->capture_default_str();
@@ -154,7 +161,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--warmup", a->warmup, "Untimed runs before the timed ones")->check(CLI::Range(0, 1000))
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before the timed ones")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--layout", a->layout,
                   "Entry to time: blocked (execute() on the native layout) or row/col (gemm() on plain "
@@ -162,19 +170,28 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed runs per configuration (their fastest is its time)")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--budget", a->budget,
                   "Seconds per configuration: its warm-up and its timed runs each stop once they took this "
                   "long (at least one timed run), so large shapes cost a few runs; 0: always --reps")
-      ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
-  cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")->capture_default_str();
-  cmd->add_option("--k-block-factors", a->k_block_factors, "k_block_factor values to search")->capture_default_str();
-  CLI::Option* prune = cmd->add_flag("--prune", a->prune, "Screen every configuration with one run, then time "
-                                                          "fully only those within --prune-margin of the best screen");
-  cmd->add_option("--prune-margin", a->prune_margin, "Fraction above the best screen that still gets timed fully")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str()->needs(prune);
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")
+      ->capture_default_str();
+  cmd->add_option("--k-block-factors", a->k_block_factors, "k_block_factor values to search")
+      ->capture_default_str();
+  CLI::Option* prune = cmd->add_flag("--prune", a->prune,
+                                     "Screen every configuration with one run, then time "
+                                     "fully only those within --prune-margin of the best screen");
+  cmd->add_option("--prune-margin", a->prune_margin,
+                  "Fraction above the best screen that still gets timed fully")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str()
+      ->needs(prune);
   cmd->add_flag("--force", a->force, "Measure shapes again even if the database already has them");
-  cmd->add_option("--shard", a->shard, "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");
+  cmd->add_option("--shard", a->shard,
+                  "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--json", a->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   cmd->callback([a] { run_tune(*a); });
@@ -204,7 +221,8 @@ struct ExportArgs {
 // (or an older platform hash) becomes a current one.
 ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) {
   if (request.format != ExportFormat::table)
-    throw Error(a.db + " is a tuning table, which holds winners only: it can be written again as a table "
+    throw Error(a.db +
+                " is a tuning table, which holds winners only: it can be written again as a table "
                 "(--format table); csv and json exports come from a database");
   const TuningTable table = TuningTable::load(a.db);
   if (!a.platform.empty() && a.platform != table.platform.hash())
@@ -215,16 +233,17 @@ ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) 
 
 void run_export(const ExportArgs& a) {
   if (a.output == "-" && a.json)
-    throw Error("export: -o - writes the export to stdout, which --json needs for its summary; use one of them");
+    throw Error(
+        "export: -o - writes the export to stdout, which --json needs for its summary; use one of them");
   std::FILE* const out = human_output(a.json || a.output == "-");  // stdout holds the export itself
-  const ExportRequest request{.format = parse_export_format(a.format),
-                              .path = a.output,
-                              .platform_hash = a.platform,
-                              .all = a.all};
+  const ExportRequest request{
+      .format = parse_export_format(a.format), .path = a.output, .platform_hash = a.platform, .all = a.all};
   std::error_code error;
   const bool table = is_table_file(a.db);
-  if (!table && std::filesystem::exists(a.output, error) && std::filesystem::equivalent(a.db, a.output, error))
-    throw Error("export: the output " + a.output + " is the database " + a.db + " itself; choose another file");
+  if (!table && std::filesystem::exists(a.output, error) &&
+      std::filesystem::equivalent(a.db, a.output, error))
+    throw Error("export: the output " + a.output + " is the database " + a.db +
+                " itself; choose another file");
   ExchangeCounts counts;
   if (table) {
     counts = rewrite_table(a, request);
@@ -233,9 +252,9 @@ void run_export(const ExportArgs& a) {
     counts = export_results(store, request);
   }
   std::fprintf(out, "%s: %lld winners%s of %lld platform(s) written as %s\n", a.output.c_str(),
-              static_cast<long long>(counts.winners),
-              a.all ? (" and " + std::to_string(counts.measurements) + " measurements").c_str() : "",
-              static_cast<long long>(counts.platforms), a.format.c_str());
+               static_cast<long long>(counts.winners),
+               a.all ? (" and " + std::to_string(counts.measurements) + " measurements").c_str() : "",
+               static_cast<long long>(counts.platforms), a.format.c_str());
   if (a.json)
     print_json({{"command", "export"},
                 {"db", a.db},
@@ -256,9 +275,10 @@ void run_import(const ImportArgs& a) {
   check_import(a.file);  // a bad file neither creates nor migrates the database
   TuningStore store(a.db, TuningStore::Mode::create);
   const ExchangeCounts counts = import_results(store, a.file);
-  std::fprintf(out, "%s: %lld measurements of %lld platform(s) added from %s (%lld already present)\n", a.db.c_str(),
-              static_cast<long long>(counts.measurements), static_cast<long long>(counts.platforms), a.file.c_str(),
-              static_cast<long long>(counts.duplicates));
+  std::fprintf(out, "%s: %lld measurements of %lld platform(s) added from %s (%lld already present)\n",
+               a.db.c_str(), static_cast<long long>(counts.measurements),
+               static_cast<long long>(counts.platforms), a.file.c_str(),
+               static_cast<long long>(counts.duplicates));
   if (a.json)
     print_json({{"command", "import"},
                 {"db", a.db},
@@ -292,9 +312,10 @@ void run_merge(const MergeArgs& a) {
     total.duplicates += counts.duplicates;
   }
   total.platforms = static_cast<std::int64_t>(output.platforms().size());
-  std::fprintf(out, "%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",
-              a.output.c_str(), static_cast<long long>(total.measurements), a.inputs.size(),
-              static_cast<long long>(total.duplicates), static_cast<long long>(total.platforms));
+  std::fprintf(out,
+               "%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",
+               a.output.c_str(), static_cast<long long>(total.measurements), a.inputs.size(),
+               static_cast<long long>(total.duplicates), static_cast<long long>(total.platforms));
   if (a.json)
     print_json({{"command", "merge"},
                 {"output", a.output},
@@ -310,7 +331,6 @@ struct InfoArgs {
   std::string db = kDefaultDb;
   bool json = false;
 };
-
 
 // A size in bytes as KiB, or "unknown" for a record made before hwloc.
 std::string kib(const json& platform, const char* key) {
@@ -332,7 +352,7 @@ void run_info(const InfoArgs& a) {
     const TuningStore store(a.db, TuningStore::Mode::read_only);
     info = describe_store(store);
     std::fprintf(out, "%s: tuning database, schema version %d, %zu platform(s)\n", a.db.c_str(),
-                info["schema_version"].get<int>(), info["platforms"].size());
+                 info["schema_version"].get<int>(), info["platforms"].size());
     platforms = store.platforms();
   } else {
     const TuningTable table = TuningTable::load(a.db);
@@ -344,26 +364,30 @@ void run_info(const InfoArgs& a) {
   std::size_t i = 0;
   for (json& p : info["platforms"]) {
     const int numa = p["numa_nodes"].get<int>();
-    std::fprintf(out, "platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, NUMA nodes %s, isa %s, "
-                "LIBXSMM %s, %s\n",
-                p["hash"].get<std::string>().c_str(), p["cpu_model"].get<std::string>().c_str(), p["cores"].get<int>(),
-                p["threads"].get<int>(), kib(p, "l1d_bytes").c_str(), kib(p, "l2_bytes").c_str(),
-                kib(p, "l3_bytes").c_str(), numa > 0 ? std::to_string(numa).c_str() : "unknown",
-                p["isa"].get<std::string>().c_str(),
-                p["libxsmm_version"].get<std::string>().c_str(), p["compiler"].get<std::string>().c_str());
+    std::fprintf(out,
+                 "platform %s: %s, %d cores, %d threads, L1d %s, L2 %s, L3 %s, NUMA nodes %s, isa %s, "
+                 "LIBXSMM %s, %s\n",
+                 p["hash"].get<std::string>().c_str(), p["cpu_model"].get<std::string>().c_str(),
+                 p["cores"].get<int>(), p["threads"].get<int>(), kib(p, "l1d_bytes").c_str(),
+                 kib(p, "l2_bytes").c_str(), kib(p, "l3_bytes").c_str(),
+                 numa > 0 ? std::to_string(numa).c_str() : "unknown", p["isa"].get<std::string>().c_str(),
+                 p["libxsmm_version"].get<std::string>().c_str(), p["compiler"].get<std::string>().c_str());
     const PlatformComparison match = compare_platforms(platforms.at(i++), here);
     std::fprintf(out, "  on this machine: %s%s%s\n", std::string(to_string(match.match)).c_str(),
-                match.differences.empty() ? "" : " -- ", match.describe().c_str());
+                 match.differences.empty() ? "" : " -- ", match.describe().c_str());
     p["match"] = {{"platform", std::string(to_string(match.match))}, {"differences", match.differences}};
     if (const json& c = p["calibration"]; !c.is_null())
-      std::fprintf(out, "  calibration: gamma %.1f GFLOP/s per core, beta %.1f GB/s%s\n",
-                  c["gamma_gflops_per_core"].get<double>(), c["beta_gbytes_per_s"].get<double>(),
-                  c["measured_at"].is_null() ? "" : (" (" + c["measured_at"].get<std::string>() + ")").c_str());
+      std::fprintf(
+          out, "  calibration: gamma %.1f GFLOP/s per core, beta %.1f GB/s%s\n",
+          c["gamma_gflops_per_core"].get<double>(), c["beta_gbytes_per_s"].get<double>(),
+          c["measured_at"].is_null() ? "" : (" (" + c["measured_at"].get<std::string>() + ")").c_str());
     for (const json& r : p["results"]) {
-      std::fprintf(out, "  %s, %d threads, %s layout: %lld shapes (%lld with a winner)", r["dtype"].get<std::string>().c_str(),
-                  r["threads"].get<int>(), r["layout"].get<std::string>().c_str(), r["shapes"].get<long long>(),
-                  r["tuned_shapes"].get<long long>());
-      if (!r["measurements"].is_null()) std::fprintf(out, ", %lld measurements", r["measurements"].get<long long>());
+      std::fprintf(out, "  %s, %d threads, %s layout: %lld shapes (%lld with a winner)",
+                   r["dtype"].get<std::string>().c_str(), r["threads"].get<int>(),
+                   r["layout"].get<std::string>().c_str(), r["shapes"].get<long long>(),
+                   r["tuned_shapes"].get<long long>());
+      if (!r["measurements"].is_null())
+        std::fprintf(out, ", %lld measurements", r["measurements"].get<long long>());
       std::fprintf(out, "\n");
     }
   }
@@ -376,10 +400,12 @@ void run_info(const InfoArgs& a) {
 
 void add_exchange_commands(CLI::App& app) {
   auto e = std::make_shared<ExportArgs>();
-  CLI::App* exp = app.add_subcommand("export", "Write the winners (and with --all every measurement) to a file");
+  CLI::App* exp =
+      app.add_subcommand("export", "Write the winners (and with --all every measurement) to a file");
   exp->add_option("--db", e->db, "Tuning database, or a tuning table to write again as a current one")
       ->capture_default_str();
-  exp->add_option("--format", e->format, "csv, json, or table (the file libsfcconf loads)")->capture_default_str();
+  exp->add_option("--format", e->format, "csv, json, or table (the file libsfcconf loads)")
+      ->capture_default_str();
   exp->add_option("-o,--output", e->output, "Output file (written atomically), or - for stdout")->required();
   exp->add_option("--platform", e->platform, "Only this platform hash (sfc-tune db info lists them)");
   exp->add_flag("--all", e->all, "Every measurement too (csv/json); such a file imports back without loss");

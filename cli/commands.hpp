@@ -27,9 +27,9 @@ inline std::FILE* human_output(bool json) { return json ? stderr : stdout; }
 // "812 us", "3.21 ms", "1.234 s": a duration in the unit that fits it.
 std::string format_seconds(double seconds);  // main.cpp
 
-void add_gemm_command(CLI::App& app);       // cmd_gemm.cpp
-void add_store_commands(CLI::App& app);     // cmd_tune.cpp: tune, export, import, merge, db
-void add_predict_commands(CLI::App& app);   // cmd_predict.cpp: query, calibrate, evaluate
-void add_bench_command(CLI::App& app);      // cmd_bench.cpp
+void add_gemm_command(CLI::App& app);      // cmd_gemm.cpp
+void add_store_commands(CLI::App& app);    // cmd_tune.cpp: tune, export, import, merge, db
+void add_predict_commands(CLI::App& app);  // cmd_predict.cpp: query, calibrate, evaluate
+void add_bench_command(CLI::App& app);     // cmd_bench.cpp
 
 }  // namespace sfc::cli

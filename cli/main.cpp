@@ -39,7 +39,8 @@ std::optional<spdlog::level::level_enum> log_level() {
   const char* text = std::getenv("SFC_LOG_LEVEL");
   if (!text || !*text) return std::nullopt;
   const spdlog::level::level_enum level = spdlog::level::from_str(text);
-  if (level == spdlog::level::off && std::string_view(text) != "off")  // from_str's answer to anything unknown
+  if (level == spdlog::level::off &&
+      std::string_view(text) != "off")  // from_str's answer to anything unknown
     throw sfc::Error(std::string("SFC_LOG_LEVEL: unknown level '") + text +
                      "' (trace, debug, info, warning, error, critical or off)");
   return level;
@@ -49,7 +50,8 @@ std::optional<spdlog::level::level_enum> log_level() {
 std::string version_text() {
   const sfc::Platform p = sfc::detect_platform(1);
   return std::string("sfc-tune " SFC_VERSION "\nLIBXSMM ") + p.libxsmm_version + " (target " + p.isa + "), " +
-         p.compiler + "\nplatform of this machine: " + p.cpu_model + ", " + std::to_string(p.cores) + " cores";
+         p.compiler + "\nplatform of this machine: " + p.cpu_model + ", " + std::to_string(p.cores) +
+         " cores";
 }
 
 }  // namespace
@@ -85,8 +87,8 @@ int main(int argc, char** argv) {
       known += (known.empty() ? "" : ", ") + command->get_name();
     }
     if (!found) {
-      std::fprintf(stderr, "sfc-tune: error: unknown command '%s' (commands: %s; see sfc-tune --help)\n", argv[1],
-                   known.c_str());
+      std::fprintf(stderr, "sfc-tune: error: unknown command '%s' (commands: %s; see sfc-tune --help)\n",
+                   argv[1], known.c_str());
       return 2;
     }
   }
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // a command's own non-zero exit (e.g. a failed --check)
   } catch (const CLI::ParseError& e) {
-    app.exit(e);         // CLI11 prints the reason (and usage) on stderr
+    app.exit(e);  // CLI11 prints the reason (and usage) on stderr
     return 2;
   } catch (const sfc::Error& e) {
     std::fprintf(stderr, "sfc-tune: error: %s\n", e.what());

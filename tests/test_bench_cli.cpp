@@ -37,13 +37,14 @@ std::string read_file(const std::string& path) {
 TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser accepts") {
   const sfc::test::TempDir dir;
   const std::string svg = dir.file("plot.svg"), csv = dir.file("shapes.csv");
-  const auto r = run_cli("bench --grid 24,40 --threads 2 --reps 1 --warmup 0 --config 1,1 --json --plot " + svg +
-                             " --csv " + csv,
+  const auto r = run_cli("bench --grid 24,40 --threads 2 --reps 1 --warmup 0 --config 1,1 --json --plot " +
+                             svg + " --csv " + csv,
                          kFastEnvironment + " SFC_ONEDNN_LIBRARY=/nonexistent/libdnnl.so");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(r.output.find("# " SFC_TUNE_BINARY " bench --grid 24,40") != std::string::npos);
   const auto j = last_json_line(r.output);
-  for (const char* key : {"whm_gflops", "ratio_vs_best_peer", "min_shape_ratio", "shapes", "command", "notes"})
+  for (const char* key :
+       {"whm_gflops", "ratio_vs_best_peer", "min_shape_ratio", "shapes", "command", "notes"})
     CHECK_MESSAGE(j.contains(key), key);
   CHECK(j["shapes"].size() == 8);
   CHECK(j["whm_gflops"].contains("sfc-ca"));
@@ -57,7 +58,8 @@ TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser acc
   CHECK(plot.find("id=\"series-roofline\"") != std::string::npos);
   // A real XML parser too, where the machine has one.
   if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0)
-    CHECK(std::system(("python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' " + svg).c_str()) ==
+    CHECK(std::system(
+              ("python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' " + svg).c_str()) ==
           0);
   const std::string table = read_file(csv);
   CHECK(std::count(table.begin(), table.end(), '\n') == 9);  // header + 8 shapes
@@ -66,8 +68,9 @@ TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser acc
 TEST_CASE("bench: --config tuned and nn take the winners, and the calibration, of --db") {
   const sfc::test::TempDir dir;
   // This machine at 2 threads tuned 24x24x256 (K: 4 blocks of 64) with winner (2, 1).
-  sfc::TuningTable table = sfc::test::synthetic_table({sfc::test::synthetic_shape({24, 24, 256}, {2, 1})},
-                                                      {.gamma_gflops_per_core = 123, .beta_gbytes_per_s = 45});
+  sfc::TuningTable table =
+      sfc::test::synthetic_table({sfc::test::synthetic_shape({24, 24, 256}, {2, 1})},
+                                 {.gamma_gflops_per_core = 123, .beta_gbytes_per_s = 45});
   table.platform = sfc::detect_platform(2);
   const std::string file = dir.file("tuned.table");
   table.save(file);
@@ -96,7 +99,7 @@ TEST_CASE("bench: --config tuned and nn take the winners, and the calibration, o
 TEST_CASE("bench: bad input is one clear error and exit code 2, before anything runs") {
   const sfc::test::TempDir dir;
   const std::string bad[] = {
-      "bench",                                     // --grid is required
+      "bench",  // --grid is required
       "bench --grid 0,256",
       "bench --grid abc",
       "bench --grid 256,",
@@ -105,7 +108,7 @@ TEST_CASE("bench: bad input is one clear error and exit code 2, before anything 
       "bench --grid 256 --config 9,1",
       "bench --grid 256 --config 1",
       "bench --grid 256 --config fast",
-      "bench --grid 256 --config tuned",           // needs --db
+      "bench --grid 256 --config tuned",  // needs --db
       "bench --grid 256 --config nn --db " + dir.file("missing.db"),
       "bench --grid 256 --dtype f16",
       "bench --grid 256 --layout col",

@@ -48,8 +48,7 @@ namespace {
 // A 2x3 times 3x2 product in small integers: exact in every dtype, and it
 // tells row-major from column-major and a transpose from none.
 template <class T>
-std::vector<double> small_product(const sfc::GemmPeer& peer, sfc::DType dtype,
-                                  T (*convert)(float)) {
+std::vector<double> small_product(const sfc::GemmPeer& peer, sfc::DType dtype, T (*convert)(float)) {
   const float a[] = {1, 2, 3, 4, 5, 6};     // 2x3, row-major
   const float b[] = {7, 8, 9, 10, 11, 12};  // 3x2, row-major
   std::vector<T> as, bs;

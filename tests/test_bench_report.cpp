@@ -31,9 +31,9 @@ TEST_CASE("bench: the table starts with the command line and holds every figure"
   sfc::write_table(out, test_context(), result, sfc::summarize(result));
   const std::string table = out.str();
   CHECK(table.rfind("# sfc-tune bench --grid 64,128", 0) == 0);
-  for (const char* text : {"sfc-ca", " a ", " b ", "64x64x64", "128x128x128", "WHM GFLOP/s",
-                           "best peer (a): 1.200", "lowest per-shape ratio to the best peer: 0.500 (64x64x64)",
-                           "2,4", "# peer: A 1.0"})
+  for (const char* text :
+       {"sfc-ca", " a ", " b ", "64x64x64", "128x128x128", "WHM GFLOP/s", "best peer (a): 1.200",
+        "lowest per-shape ratio to the best peer: 0.500 (64x64x64)", "2,4", "# peer: A 1.0"})
     CHECK_MESSAGE(table.find(text) != std::string::npos, text);
   CHECK(table.find("standard deviation exceeds") == std::string::npos);  // no shape was noisy
 }
@@ -64,8 +64,8 @@ TEST_CASE("bench: with an FMA peak the table and JSON give each implementation's
 TEST_CASE("bench: the FMA peak is measured on AVX2 and AVX-512 CPUs") {
   const double peak = sfc::fma_peak_gflops(1);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    CHECK(peak > 1);      // a core does billions of FMAs a second
-    CHECK(peak < 1e4);    // and not trillions
+    CHECK(peak > 1);    // a core does billions of FMAs a second
+    CHECK(peak < 1e4);  // and not trillions
   } else {
     CHECK(peak == 0);
   }

@@ -24,9 +24,11 @@ class NaivePeer final : public sfc::GemmPeer {
   void gemm(sfc::DType dtype, const sfc::GemmShape& s, const void* a, std::int64_t lda, const void* b,
             std::int64_t ldb, void* c, std::int64_t ldc) const override {
     if (dtype == sfc::DType::f32)
-      multiply(s, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, static_cast<float*>(c), ldc);
+      multiply(s, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
+               static_cast<float*>(c), ldc);
     else
-      multiply(s, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb, static_cast<double*>(c), ldc);
+      multiply(s, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+               static_cast<double*>(c), ldc);
   }
   // Shared, so a test can read it after run_bench has taken (and destroyed) the peer.
   std::shared_ptr<int> threads_ = std::make_shared<int>(0);
@@ -75,7 +77,8 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
       asked.push_back(shape);
       return sfc::SfcConfig{8, 8};  // clamped by the plan to what K allows
     };
-    const sfc::BenchResult r = sfc::run_bench(kShapes, tiny_options(layout), picker, std::move(peers), kRoofline);
+    const sfc::BenchResult r =
+        sfc::run_bench(kShapes, tiny_options(layout), picker, std::move(peers), kRoofline);
     CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "first", "second"});
     CHECK(*first_threads == 2);
     REQUIRE(r.shapes.size() == 2);
@@ -100,9 +103,9 @@ TEST_CASE("bench: passes time every implementation again and pool the runs") {
     peers.push_back(std::make_unique<NaivePeer>("naive", true));
     sfc::BenchOptions options = tiny_options(layout);
     options.passes = 3;
-    const sfc::BenchResult r = sfc::run_bench({{32, 48, 64}}, options, [](const sfc::GemmShape&) {
-      return sfc::SfcConfig{};
-    }, std::move(peers), kRoofline);
+    const sfc::BenchResult r = sfc::run_bench(
+        {{32, 48, 64}}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, std::move(peers),
+        kRoofline);
     REQUIRE(r.shapes.size() == 1);
     REQUIRE(r.shapes[0].timings.size() == 2);
     for (const sfc::Timing& t : r.shapes[0].timings) {
@@ -133,15 +136,14 @@ TEST_CASE("bench: a minimum time per pass gives small shapes more runs, the same
   options.min_seconds = 1e-3;
   const sfc::Roofline roofline{.gflops_per_core = 1, .bandwidth_gbs = 1000, .threads = 1, .source = "test"};
   const sfc::GemmShape shape{32, 32, 32};  // 65.5 us at 1 GFLOP/s: 16 runs per pass
-  const sfc::BenchResult r = sfc::run_bench({shape}, options, [](const sfc::GemmShape&) {
-    return sfc::SfcConfig{};
-  }, std::move(peers), roofline);
+  const sfc::BenchResult r = sfc::run_bench(
+      {shape}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, std::move(peers), roofline);
   REQUIRE(r.shapes[0].timings.size() == 2);
   for (const sfc::Timing& t : r.shapes[0].timings) CHECK(t.reps == 2 * 16);
 
   options.min_seconds = -1;
-  CHECK_THROWS_AS(sfc::run_bench({shape}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; },
-                                 {}, roofline),
+  CHECK_THROWS_AS(sfc::run_bench(
+                      {shape}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, {}, roofline),
                   sfc::Error);
 }
 
@@ -152,9 +154,9 @@ TEST_CASE("bench: a peer without the dtype is dropped with a note") {
   peers.push_back(std::make_unique<NaivePeer>("floats-only", false));
   sfc::BenchOptions options = tiny_options(sfc::Layout::blocked);
   options.dtype = sfc::DType::f64;
-  const sfc::BenchResult r = sfc::run_bench({{32, 32, 32}}, options, [](const sfc::GemmShape&) {
-    return sfc::SfcConfig{};
-  }, std::move(peers), kRoofline);
+  const sfc::BenchResult r = sfc::run_bench(
+      {{32, 32, 32}}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, std::move(peers),
+      kRoofline);
   CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "doubles"});
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes[0] == "floats-only skipped: it has no f64 GEMM");
@@ -164,9 +166,12 @@ TEST_CASE("bench: a result that differs from a peer's is flagged") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
   peers.push_back(std::make_unique<NaivePeer>("wrong", false, 0.5f));
-  const sfc::BenchResult r = sfc::run_bench({{32, 32, 64}}, tiny_options(sfc::Layout::blocked),
-                                            [](const sfc::GemmShape&) { return sfc::SfcConfig{2, 1}; },
-                                            std::move(peers), kRoofline);
+  const sfc::BenchResult r = sfc::run_bench(
+      {{32, 32, 64}}, tiny_options(sfc::Layout::blocked),
+      [](const sfc::GemmShape&) {
+        return sfc::SfcConfig{2, 1};
+      },
+      std::move(peers), kRoofline);
   CHECK(r.shapes[0].max_error_ratio > 1);
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes[0].find("differs from a peer's") != std::string::npos);

@@ -69,11 +69,10 @@ TEST_CASE("bench: roofline is the lower of compute and bandwidth times intensity
   const sfc::GemmShape cube{1024, 1024, 1024};
   CHECK(sfc::arithmetic_intensity(cube, sfc::DType::f32) == doctest::Approx(2.0 * 1024 / 12));
   CHECK(sfc::arithmetic_intensity(cube, sfc::DType::f64) == doctest::Approx(2.0 * 1024 / 24));
-  const auto roofline =
-      sfc::Roofline::from_calibration({.gamma_gflops_per_core = 100, .beta_gbytes_per_s = 10},
-                                      sfc::DType::f32, 2, "test");
+  const auto roofline = sfc::Roofline::from_calibration(
+      {.gamma_gflops_per_core = 100, .beta_gbytes_per_s = 10}, sfc::DType::f32, 2, "test");
   CHECK(roofline.bound_gflops(cube, sfc::DType::f32) == doctest::Approx(200));  // compute bound
-  const sfc::GemmShape skinny{1024, 1024, 4};  // intensity ~ 2
+  const sfc::GemmShape skinny{1024, 1024, 4};                                   // intensity ~ 2
   CHECK(roofline.bound_gflops(skinny, sfc::DType::f32) ==
         doctest::Approx(10 * sfc::arithmetic_intensity(skinny, sfc::DType::f32)));
   // f64 does half the flops per instruction, bf16 twice.

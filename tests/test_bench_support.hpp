@@ -36,8 +36,10 @@ class ScopedEnvironment {
     setenv(name, value.c_str(), 1);
   }
   ~ScopedEnvironment() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
   ScopedEnvironment(const ScopedEnvironment&) = delete;
   ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
@@ -78,7 +80,8 @@ inline std::string xml_problem(const std::string& xml) {
     const bool closing = xml[i + 1] == '/';
     std::size_t j = i + (closing ? 2 : 1);
     std::string name;
-    while (j < xml.size() && (std::isalnum(static_cast<unsigned char>(xml[j])) || xml[j] == '-' || xml[j] == ':'))
+    while (j < xml.size() &&
+           (std::isalnum(static_cast<unsigned char>(xml[j])) || xml[j] == '-' || xml[j] == ':'))
       name += xml[j++];
     if (name.empty()) return "tag without a name at " + std::to_string(i);
     bool self_closing = false;

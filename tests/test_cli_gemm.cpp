@@ -16,23 +16,33 @@ nlohmann::json last_json_line(const std::string& out) {
 }  // namespace
 
 TEST_CASE("gemm --check --json reports effective knobs, blocks and the error") {
-  const auto r = run_cli("gemm 100 80 300 --k-layers 8 --kbf 8 --threads 2 --reps 2 --check --json --layout row");
+  const auto r =
+      run_cli("gemm 100 80 300 --k-layers 8 --kbf 8 --threads 2 --reps 2 --check --json --layout row");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   const auto j = last_json_line(r.output);
   for (const char* key : {"m", "n", "k", "dtype", "threads", "k_layers", "k_block_factor", "bm", "bn", "bk",
                           "layout", "seconds", "gflops", "rel_error"})
     CHECK_MESSAGE(j.contains(key), key);
-  CHECK(j["k_layers"].get<int>() * j["k_block_factor"].get<int>() <= (300 + j["bk"].get<int>() - 1) / j["bk"].get<int>());
+  CHECK(j["k_layers"].get<int>() * j["k_block_factor"].get<int>() <=
+        (300 + j["bk"].get<int>() - 1) / j["bk"].get<int>());
   CHECK(j["rel_error"].get<double>() <= j["error_bound"].get<double>());
   CHECK(j["layout"] == "row");
 }
 
 TEST_CASE("gemm rejects bad input with one clear line and exit code 2") {
   const char* bad[] = {
-      "gemm 0 10 10",       "gemm -5 10 10",          "gemm abc 10 10",       "gemm 10 10",
-      "gemm 10 10 10 --k-layers 9", "gemm 10 10 10 --kbf 0", "gemm 10 10 10 --threads 0",
-      "gemm 10 10 10 --dtype f16",  "gemm 10 10 10 --layout diag", "gemm 10 10 10 --reps 0",
-      "gemm 3000000000 10 10",      "gemm 1000000000 1000000000 1000000000",
+      "gemm 0 10 10",
+      "gemm -5 10 10",
+      "gemm abc 10 10",
+      "gemm 10 10",
+      "gemm 10 10 10 --k-layers 9",
+      "gemm 10 10 10 --kbf 0",
+      "gemm 10 10 10 --threads 0",
+      "gemm 10 10 10 --dtype f16",
+      "gemm 10 10 10 --layout diag",
+      "gemm 10 10 10 --reps 0",
+      "gemm 3000000000 10 10",
+      "gemm 1000000000 1000000000 1000000000",
       "gemm 2000000 2000000 2 --layout row",
   };
   for (const char* args : bad) {
@@ -46,7 +56,8 @@ TEST_CASE("gemm rejects bad input with one clear line and exit code 2") {
 TEST_CASE("help documents every option") {
   const auto r = run_cli("gemm --help");
   CHECK(r.exit_code == 0);
-  for (const char* opt : {"--dtype", "--threads", "--k-layers", "--kbf", "--layout", "--reps", "--check", "--json"})
+  for (const char* opt :
+       {"--dtype", "--threads", "--k-layers", "--kbf", "--layout", "--reps", "--check", "--json"})
     CHECK_MESSAGE(r.output.find(opt) != std::string::npos, opt);
   CHECK(run_cli("--help").exit_code == 0);
 }
@@ -67,7 +78,8 @@ TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readab
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("sfc-tune " SFC_VERSION_TEXT) != std::string::npos);
   CHECK(r.output.find("LIBXSMM") != std::string::npos);
-  r = sfc::test::run_cli("gemm 64 64 64 --reps 2 --warmup 0", "NO_COLOR=1 SFC_LOG_LEVEL=info SFC_COLD_BYTES=1048576");
+  r = sfc::test::run_cli("gemm 64 64 64 --reps 2 --warmup 0",
+                         "NO_COLOR=1 SFC_LOG_LEVEL=info SFC_COLD_BYTES=1048576");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(r.output.find("\x1b[") == std::string::npos);  // no colour escapes
   CHECK((r.output.find(" us mean") != std::string::npos || r.output.find(" ms mean") != std::string::npos));
@@ -75,8 +87,9 @@ TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readab
 
 TEST_CASE("cli: gemm spells the knob as tune does (--k-block-factor), and --kbf still works") {
   for (const char* spelling : {"--k-block-factor", "--kbf"}) {
-    const auto r = sfc::test::run_cli(std::string("gemm 64 64 256 --reps 1 --warmup 0 --json ") + spelling + " 2",
-                                      "SFC_COLD_BYTES=1048576");
+    const auto r =
+        sfc::test::run_cli(std::string("gemm 64 64 256 --reps 1 --warmup 0 --json ") + spelling + " 2",
+                           "SFC_COLD_BYTES=1048576");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     CHECK(last_json_line(r.output)["k_block_factor"] == 2);
   }

@@ -45,7 +45,8 @@ TEST_CASE("cli: export -o - writes the export to stdout and nothing else there; 
   const std::string db = dir.file("t.db");
   REQUIRE(sfc::test::run_cli({"tune", "--grid", "m=64 n=64 k=64", "--k-layers", "1", "--k-block-factors", "1",
                               "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db},
-                             dir.file("tune")).code == 0);
+                             dir.file("tune"))
+              .code == 0);
   auto r = sfc::test::run_cli({"export", "--db", db, "--format", "json", "-o", "-"}, dir.file("dash"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(nlohmann::json::parse(r.out)["format"] == "sfc-tune-export");

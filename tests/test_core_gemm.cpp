@@ -29,10 +29,10 @@ struct Case {
 // Small explicit blocks give K enough blocks (65) that no (K_layers,
 // k_block_factor) up to 8 x 8 is clamped; the others use the block-size rule.
 const Case cases[] = {
-    {{67, 45, 517}, {16, 16, 8}},  // ragged in every dimension, 65 K blocks
-    {{1, 37, 300}, {}},            // M = 1
-    {{129, 1, 64}, {}},            // N = 1, a single K block
-    {{64, 96, 128}, {32, 32, 16}}, // exact multiples of the blocks
+    {{67, 45, 517}, {16, 16, 8}},   // ragged in every dimension, 65 K blocks
+    {{1, 37, 300}, {}},             // M = 1
+    {{129, 1, 64}, {}},             // N = 1, a single K block
+    {{64, 96, 128}, {32, 32, 16}},  // exact multiples of the blocks
 };
 
 void check_case(const Case& c, DType dtype, int threads, Layout layout, int kl, int kbf) {
@@ -68,7 +68,8 @@ TEST_CASE("thread counts 1, 2, 3 and all three layouts") {
     for (const Case& c : cases)
       for (int threads : {1, 2, 3})
         for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
-          for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {3, 2}, {8, 8}}) check_case(c, dtype, threads, layout, kl, kbf);
+          for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {3, 2}, {8, 8}})
+            check_case(c, dtype, threads, layout, kl, kbf);
 }
 
 TEST_CASE("gemm() packs one operand of tight plain matrices the blocks divide, for every knob") {
@@ -87,8 +88,8 @@ TEST_CASE("gemm() packs one operand of tight plain matrices the blocks divide, f
   CHECK(row.copies(Layout::row_major, 128, 96, 96) == GemmCopies{false, true, false});  // B packed
   CHECK(row.copies(Layout::row_major, 130, 96, 96) == a_and_b);  // padded A: packed too
   CHECK(row.copies(Layout::row_major, 128, 100, 96) == GemmCopies{false, true, false});  // B is packed anyway
-  CHECK(row.copies(Layout::row_major, 128, 96, 100) == all);      // padded C: unpacked
-  CHECK(row.copies(Layout::col_major, 64, 128, 64) == all);       // not the plan's layout
+  CHECK(row.copies(Layout::row_major, 128, 96, 100) == all);                             // padded C: unpacked
+  CHECK(row.copies(Layout::col_major, 64, 128, 64) == all);  // not the plan's layout
   CHECK(row.copies(Layout::blocked, 0, 0, 0) == GemmCopies{false, false, false});
   r.layout = Layout::col_major;
   CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});  // A packed
@@ -187,7 +188,8 @@ TEST_CASE("deterministic: the same plan gives bitwise identical C run after run"
   r.k_layers = 3;
   r.k_block_factor = 2;
   const GemmPlan plan(r);
-  AlignedBuffer a(plan.a_elements() * 4), b(plan.b_elements() * 4), c1(plan.c_elements() * 4), c2(plan.c_elements() * 4);
+  AlignedBuffer a(plan.a_elements() * 4), b(plan.b_elements() * 4), c1(plan.c_elements() * 4),
+      c2(plan.c_elements() * 4);
   fill_uniform(a.data(), plan.a_elements(), DType::f32, 1);
   fill_uniform(b.data(), plan.b_elements(), DType::f32, 2);
   plan.execute(a.data(), b.data(), c1.data());
@@ -213,14 +215,16 @@ TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere"
       r.shape = {128, 192, 256};  // divided: one operand packed (in VNNI pairs), the other and C in place
       const GemmPlan exact(r);
       if (layout != Layout::blocked)
-        CHECK(exact.copies(layout, layout == Layout::row_major ? 256 : 128, layout == Layout::row_major ? 192 : 256,
-                           layout == Layout::row_major ? 192 : 128) ==
-              (layout == Layout::row_major ? GemmCopies{false, true, false} : GemmCopies{true, false, false}));
+        CHECK(
+            exact.copies(layout, layout == Layout::row_major ? 256 : 128,
+                         layout == Layout::row_major ? 192 : 256, layout == Layout::row_major ? 192 : 128) ==
+            (layout == Layout::row_major ? GemmCopies{false, true, false} : GemmCopies{true, false, false}));
       const CheckResult in_place = check_against_reference(exact, layout);
       CHECK(in_place.rel_error <= in_place.bound);
     }
   } catch (const Error& e) {
-    CHECK_MESSAGE(std::string(e.what()).find("not supported on this CPU") != std::string::npos, std::string(e.what()));
+    CHECK_MESSAGE(std::string(e.what()).find("not supported on this CPU") != std::string::npos,
+                  std::string(e.what()));
   }
   // Forcing LIBXSMM to AVX2 code generation removes the bf16 kernels: the CLI
   // must refuse, not call through a NULL kernel.
@@ -250,6 +254,7 @@ TEST_CASE("bad requests throw sfc::Error") {
   r.k_layers = 1;
   const GemmPlan plan(r);
   std::vector<float> a(100), b(100), c(100);
-  CHECK_THROWS_AS(plan.gemm(Layout::row_major, a.data(), 10, b.data(), 10, c.data(), 10), Error);  // blocked-only plan
+  CHECK_THROWS_AS(plan.gemm(Layout::row_major, a.data(), 10, b.data(), 10, c.data(), 10),
+                  Error);                                                         // blocked-only plan
   CHECK_THROWS_AS(plan.pack_a(Layout::row_major, a.data(), 5, a.data()), Error);  // lda < K
 }

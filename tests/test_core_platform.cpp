@@ -39,7 +39,7 @@ TEST_CASE("platform: hwloc reads cores, caches per instance and NUMA nodes of XM
   CHECK_FALSE(zen5.legacy());
 
   const Platform big = machine("zen5-16core", 16);
-  CHECK(big.cores == 16);  // two hardware threads per core: cores, not PUs
+  CHECK(big.cores == 16);           // two hardware threads per core: cores, not PUs
   CHECK(big.l3_bytes == 32 << 20);  // per CCD, of two
   CHECK(big.threads == 16);
 
@@ -58,7 +58,8 @@ TEST_CASE("platform: hwloc reads cores, caches per instance and NUMA nodes of XM
 }
 
 TEST_CASE("platform: synthetic descriptions load too, and bad sources are errors") {
-  const Platform p = sfc::platform_from_topology("package:1 l3:1(size=16MiB) l2:4(size=512KiB) l1d:1(size=32KiB) core:1 pu:1", 1);
+  const Platform p = sfc::platform_from_topology(
+      "package:1 l3:1(size=16MiB) l2:4(size=512KiB) l1d:1(size=32KiB) core:1 pu:1", 1);
   CHECK(p.cores == 4);
   CHECK(p.l2_bytes == 512 << 10);
   CHECK(p.cpu_model == "unknown");
@@ -88,7 +89,8 @@ TEST_CASE("platform: the hash covers the hardware and threads, not the compiler 
 TEST_CASE("platform: twins match exactly, other core counts are compatible, other caches or ISAs foreign") {
   const Platform zen5 = machine("zen5-2core");
   CHECK(match(zen5, machine("zen5-2core-twin")) == PlatformMatch::exact);
-  CHECK(match(zen5, machine("zen5-2core-twin", 16)) == PlatformMatch::exact);  // threads are the predictor's business
+  CHECK(match(zen5, machine("zen5-2core-twin", 16)) ==
+        PlatformMatch::exact);  // threads are the predictor's business
   CHECK(match(zen5, machine("zen5-16core")) == PlatformMatch::compatible);
   CHECK(match(machine("zen5-16core"), zen5) == PlatformMatch::compatible);
 
@@ -97,7 +99,7 @@ TEST_CASE("platform: twins match exactly, other core counts are compatible, othe
   CHECK(xeon.describe().find("l2_bytes: tuned 1048576, here 2097152") != std::string::npos);
   CHECK(xeon.describe().find("l3_bytes") != std::string::npos);
   CHECK(xeon.describe().find("cpu_model") != std::string::npos);
-  CHECK(match(zen5, machine("no-l3")) == PlatformMatch::foreign);  // L3 on one side only
+  CHECK(match(zen5, machine("no-l3")) == PlatformMatch::foreign);           // L3 on one side only
   CHECK(match(zen5, machine("two-sockets")) == PlatformMatch::compatible);  // 48 vs 32 MiB L3: within 1.5x
 
   Platform other_isa = zen5;
@@ -124,7 +126,9 @@ TEST_CASE("platform: a legacy record (L3 and NUMA unknown) is compatible at best
   CHECK(match(legacy, machine("zen5-2core")) == PlatformMatch::foreign);
 }
 
-TEST_CASE("platform: HWLOC_XMLFILE makes sfc-tune see another machine; a table built on one Zen 5 loads on its twin") {
+TEST_CASE(
+    "platform: HWLOC_XMLFILE makes sfc-tune see another machine; a table built on one Zen 5 loads on its "
+    "twin") {
   const sfc::test::TempDir dir;
   const std::string topologies = std::string(SFC_SOURCE_DIR) + "/tests/data/topologies/";
   sfc::TuningTable table;
@@ -147,7 +151,8 @@ TEST_CASE("platform: HWLOC_XMLFILE makes sfc-tune see another machine; a table b
   r = query("xeon-2core", " --platform any");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(r.output.find("platform foreign") != std::string::npos);
-  r = sfc::test::run_cli("db info --db " + dir.file("zen5.table"), "HWLOC_XMLFILE=" + topologies + "zen5-2core-twin.xml");
+  r = sfc::test::run_cli("db info --db " + dir.file("zen5.table"),
+                         "HWLOC_XMLFILE=" + topologies + "zen5-2core-twin.xml");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(r.output.find("on this machine: exact") != std::string::npos);
   CHECK(r.output.find("L3 32768 KiB") != std::string::npos);

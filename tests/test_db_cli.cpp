@@ -18,8 +18,8 @@ namespace {
 // A tiny tuned database to export, import and merge.
 std::string tuned_db(const TempDir& dir, const std::string& name = "t.db") {
   const std::string db = dir.file(name);
-  const auto run = run_cli({"tune", "--grid", "64", "--k-layers", "1:2", "--k-block-factors", "1", "--reps", "1",
-                            "--warmup", "0", "--threads", "2", "--quiet", "--db", db},
+  const auto run = run_cli({"tune", "--grid", "64", "--k-layers", "1:2", "--k-block-factors", "1", "--reps",
+                            "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db},
                            dir.file("tune"));
   REQUIRE(run.code == 0);
   return db;
@@ -35,7 +35,9 @@ std::string refused(const TempDir& dir, const std::vector<std::string>& args) {
   return run.err;
 }
 
-bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool mentions(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -46,7 +48,8 @@ TEST_CASE("store cli: malformed grids and shape files name the problem") {
   CHECK(mentions(refused(dir, {"tune", "--grid", "64", "--shapes", "x", "--db", db}), "exactly one of"));
   CHECK(mentions(refused(dir, {"tune", "--db", db}), "exactly one of"));
   sfc::test::write_file(dir.file("bad.shapes"), "64 64 64\n64 sixty 64\n");
-  CHECK(mentions(refused(dir, {"tune", "--shapes", dir.file("bad.shapes"), "--db", db}), "bad.shapes:2: N 'sixty'"));
+  CHECK(mentions(refused(dir, {"tune", "--shapes", dir.file("bad.shapes"), "--db", db}),
+                 "bad.shapes:2: N 'sixty'"));
   CHECK(mentions(refused(dir, {"tune", "--grid", "64", "--shard", "3/3", "--db", db}), "shard index"));
   CHECK(mentions(refused(dir, {"tune", "--grid", "64", "--k-layers", "0", "--db", db}), "--k-layers"));
   CHECK(mentions(refused(dir, {"tune", "--grid", "64", "--dtype", "f16", "--db", db}), "f16"));
@@ -61,11 +64,13 @@ TEST_CASE("store cli: files that are not tuning databases are refused and left a
   // A valid (empty) export to import: the file is checked before the database.
   { sfc::TuningStore empty(dir.file("empty.db"), sfc::TuningStore::Mode::create); }
   REQUIRE(sfc::test::run_cli({"export", "--db", dir.file("empty.db"), "--all", "-o", dir.file("x.csv")},
-                             dir.file("export")).code == 0);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"tune", "--grid", "64", "--db", text}, {"db", "info", "--db", text},
-        {"export", "--db", text, "-o", dir.file("x.csv")}, {"import", dir.file("x.csv"), "--db", text},
-        {"merge", text, "-o", dir.file("out.db")}}) {
+                             dir.file("export"))
+              .code == 0);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"tune", "--grid", "64", "--db", text},
+                                               {"db", "info", "--db", text},
+                                               {"export", "--db", text, "-o", dir.file("x.csv")},
+                                               {"import", dir.file("x.csv"), "--db", text},
+                                               {"merge", text, "-o", dir.file("out.db")}}) {
     CHECK(mentions(refused(dir, args), "not an SQLite database"));
   }
   CHECK(slurp(text) == "these are my notes, not a database\n");
@@ -94,12 +99,14 @@ TEST_CASE("store cli: --json puts one summary object on the last line of stdout"
     REQUIRE(run.code == 0);
     return nlohmann::json::parse(run.last_line);
   };
-  CHECK(summary({"tune", "--grid", "64", "--k-layers", "1:2", "--k-block-factors", "1", "--threads", "2", "--quiet",
-                 "--json", "--db", db})["already_done"] == 1);
-  CHECK(summary({"export", "--db", db, "--all", "--format", "json", "-o", dir.file("all.json"), "--json"})
-            ["measurements"] == 2);
-  CHECK(summary({"import", dir.file("all.json"), "--db", dir.file("copy.db"), "--json"})["measurements"] == 2);
-  CHECK(summary({"merge", db, dir.file("copy.db"), "-o", dir.file("merged.db"), "--json"})["duplicates"] == 2);
+  CHECK(summary({"tune", "--grid", "64", "--k-layers", "1:2", "--k-block-factors", "1", "--threads", "2",
+                 "--quiet", "--json", "--db", db})["already_done"] == 1);
+  CHECK(summary({"export", "--db", db, "--all", "--format", "json", "-o", dir.file("all.json"),
+                 "--json"})["measurements"] == 2);
+  CHECK(summary({"import", dir.file("all.json"), "--db", dir.file("copy.db"), "--json"})["measurements"] ==
+        2);
+  CHECK(summary({"merge", db, dir.file("copy.db"), "-o", dir.file("merged.db"), "--json"})["duplicates"] ==
+        2);
   const nlohmann::json info = summary({"db", "info", "--db", dir.file("merged.db"), "--json"});
   CHECK(info["platforms"].size() == 1);
   CHECK(info["platforms"][0]["results"][0]["shapes"] == 1);

@@ -13,17 +13,17 @@
 using sfc::ExportFormat;
 using sfc::Measurement;
 using sfc::TuningStore;
-using sfc::test::slurp;
 using sfc::test::sample_measurement;
+using sfc::test::slurp;
 using sfc::test::TempDir;
 using Mode = sfc::TuningStore::Mode;
 
 namespace {
 
-
 // Two platforms (one with "a, quoted" CPU name), a calibration, screening rows.
 void fill(TuningStore& store) {
-  const sfc::Platform a = sfc::test::sample_platform(2), b = sfc::test::sample_platform(4, "CPU \"B\", rev, 2");
+  const sfc::Platform a = sfc::test::sample_platform(2),
+                      b = sfc::test::sample_platform(4, "CPU \"B\", rev, 2");
   store.upsert_platform(a);
   store.upsert_platform(b);
   store.save_calibration(a.hash(), {191.25, 0.1 + 0.2}, "2025-01-01T00:00:00.000000Z");
@@ -31,9 +31,9 @@ void fill(TuningStore& store) {
   for (int s = 0; s < 3; ++s)
     for (int kl = 1; kl <= 2; ++kl)
       for (int kbf = 1; kbf <= 3; ++kbf)
-        rows.push_back(sample_measurement({256 << s, 512, 100 + s}, kl, kbf, 1e-3 * (1 + kl * kbf) / 7.0, "2025-01-02T00:00:0" +
-                                                                                                    std::to_string(s) + ".5Z",
-                                   kl == 2 && kbf == 3));
+        rows.push_back(sample_measurement({256 << s, 512, 100 + s}, kl, kbf, 1e-3 * (1 + kl * kbf) / 7.0,
+                                          "2025-01-02T00:00:0" + std::to_string(s) + ".5Z",
+                                          kl == 2 && kbf == 3));
   store.record(a.hash(), rows);
   Measurement row = sample_measurement({64, 64, 64}, 8, 8, 1.0 / 3.0, "t");
   row.layout = sfc::Layout::row_major;
@@ -121,7 +121,9 @@ TEST_CASE("exchange: winners-only exports, tables and damaged files are refused,
   TuningStore source(dir.file("a.db"), Mode::create);
   fill(source);
   TuningStore target(dir.file("b.db"), Mode::create);
-  auto import_error = [&](const std::string& path) { return error_of([&] { sfc::import_results(target, path); }); };
+  auto import_error = [&](const std::string& path) {
+    return error_of([&] { sfc::import_results(target, path); });
+  };
 
   export_to(source, ExportFormat::csv, dir.file("winners.csv"), false);
   export_to(source, ExportFormat::json, dir.file("winners.json"), false);
@@ -165,12 +167,14 @@ TEST_CASE("exchange: exports to unwritable places fail cleanly; a table needs on
   TempDir dir("exchange");
   TuningStore store(dir.file("a.db"), Mode::create);
   fill(store);
-  CHECK(error_of([&] { export_to(store, ExportFormat::csv, dir.file("no/dir/x.csv")); }).find("cannot write") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          export_to(store, ExportFormat::csv, dir.file("no/dir/x.csv"));
+        }).find("cannot write") != std::string::npos);
   CHECK(error_of([&] { export_to(store, ExportFormat::table, dir.file("t.table")); }).find("--platform") !=
         std::string::npos);
   CHECK(error_of([&] {
-          sfc::export_results(store, {.format = ExportFormat::csv, .path = dir.file("x.csv"), .platform_hash = "ffff"});
+          sfc::export_results(
+              store, {.format = ExportFormat::csv, .path = dir.file("x.csv"), .platform_hash = "ffff"});
         }).find("no platform ffff") != std::string::npos);
   CHECK_THROWS_AS(sfc::parse_export_format("xml"), sfc::Error);
 }
@@ -184,8 +188,10 @@ TEST_CASE("merge: measurements of both runs are kept and the winner recomputed; 
   run2.upsert_platform(p);
   run2.upsert_platform(q);
   // Run 1 finds (1,1) fastest; run 2 measures (1,1) much slower and (2,2) fast.
-  run1.record(p.hash(), std::vector<Measurement>{sample_measurement(shape, 1, 1, 1e-3, "r1"), sample_measurement(shape, 2, 2, 2e-3, "r1")});
-  run2.record(p.hash(), std::vector<Measurement>{sample_measurement(shape, 1, 1, 5e-3, "r2"), sample_measurement(shape, 2, 2, 1.5e-3, "r2")});
+  run1.record(p.hash(), std::vector<Measurement>{sample_measurement(shape, 1, 1, 1e-3, "r1"),
+                                                 sample_measurement(shape, 2, 2, 2e-3, "r1")});
+  run2.record(p.hash(), std::vector<Measurement>{sample_measurement(shape, 1, 1, 5e-3, "r2"),
+                                                 sample_measurement(shape, 2, 2, 1.5e-3, "r2")});
   run2.record(q.hash(), std::vector<Measurement>{sample_measurement(shape, 4, 1, 1e-4, "r2")});
   run1.save_calibration(p.hash(), {100, 10}, "2025-01-01T00:00:00Z");
   run2.save_calibration(p.hash(), {200, 20}, "2025-06-01T00:00:00Z");

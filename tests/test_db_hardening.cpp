@@ -35,8 +35,9 @@ void check_refused(const Run& r, const std::string& reason) {
 // A database with 8 measured shapes of 2 configurations each.
 std::string tuned_database(const TempDir& dir) {
   const std::string db = dir.file("t.db");
-  const Run r = cli(dir, {"tune", "--grid", "m=64,128 n=64 k=64,128", "--k-layers", "1,2", "--k-block-factors", "1",
-                          "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db});
+  const Run r =
+      cli(dir, {"tune", "--grid", "m=64,128 n=64 k=64,128", "--k-layers", "1,2", "--k-block-factors", "1",
+                "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db});
   REQUIRE_MESSAGE(r.code == 0, r.err);
   return db;
 }
@@ -78,11 +79,8 @@ TEST_CASE("hardening: export into a device writes to it and leaves the device no
   REQUIRE(stat("/dev/null", &info) == 0);
   CHECK(S_ISCHR(info.st_mode));
   check_refused(cli(dir, {"export", "--db", db, "-o", db}), "is the database");
-  CHECK(sfc::TuningStore(db, sfc::TuningStore::Mode::read_only).measurements(
-                                                                 sfc::TuningStore(db, sfc::TuningStore::Mode::read_only)
-                                                                     .platforms()
-                                                                     .at(0)
-                                                                     .hash())
+  CHECK(sfc::TuningStore(db, sfc::TuningStore::Mode::read_only)
+            .measurements(sfc::TuningStore(db, sfc::TuningStore::Mode::read_only).platforms().at(0).hash())
             .size() == 8);
 }
 
@@ -127,11 +125,17 @@ TEST_CASE("hardening: a failed import leaves an older database unmigrated") {
 TEST_CASE("hardening: two imports creating one database at once both succeed") {
   TempDir dir("hard-two");
   const std::string source = tuned_database(dir);
-  REQUIRE(cli(dir, {"export", "--db", source, "--all", "--format", "json", "-o", dir.file("all.json")}).code == 0);
+  REQUIRE(
+      cli(dir, {"export", "--db", source, "--all", "--format", "json", "-o", dir.file("all.json")}).code ==
+      0);
   for (int round = 0; round < 4; ++round) {
     const std::string db = dir.file("shared" + std::to_string(round) + ".db");
-    auto first = std::async(std::launch::async, [&] { return cli(dir, {"import", dir.file("all.json"), "--db", db}); });
-    auto second = std::async(std::launch::async, [&] { return cli(dir, {"import", dir.file("all.json"), "--db", db}); });
+    auto first = std::async(std::launch::async, [&] {
+      return cli(dir, {"import", dir.file("all.json"), "--db", db});
+    });
+    auto second = std::async(std::launch::async, [&] {
+      return cli(dir, {"import", dir.file("all.json"), "--db", db});
+    });
     const Run a = first.get(), b = second.get();
     CHECK_MESSAGE(a.code == 0, a.err);
     CHECK_MESSAGE(b.code == 0, b.err);
@@ -156,5 +160,6 @@ TEST_CASE("hardening: a database edited past its CHECKs and an absurd table coun
   std::string text = sfc::test::slurp(dir.file("t.table"));
   text.replace(text.find("shapes 0"), 8, "shapes 9223372036854775807");
   sfc::test::write_file(dir.file("t.table"), text);
-  CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("truncated"), sfc::Error);
+  CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("truncated"),
+                       sfc::Error);
 }

@@ -16,13 +16,12 @@
 
 using sfc::Measurement;
 using sfc::TuningStore;
-using sfc::test::slurp;
 using sfc::test::sample_measurement;
+using sfc::test::slurp;
 using sfc::test::TempDir;
 using Mode = sfc::TuningStore::Mode;
 
 namespace {
-
 
 // Runs raw SQL on a database file, outside the store.
 void raw_sql(const std::string& path, const char* sql) {
@@ -52,9 +51,10 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
   const sfc::Platform platform = sfc::test::sample_platform();
   const std::string hash = platform.hash();
   const sfc::GemmShape shape{256, 512, 128};
-  std::vector<Measurement> rows = {sample_measurement(shape, 1, 1, 2e-3, "2025-01-01T00:00:00.000001Z"),
-                                   sample_measurement(shape, 2, 1, 1e-3, "2025-01-01T00:00:00.000002Z"),
-                                   sample_measurement(shape, 2, 2, 3e-3, "2025-01-01T00:00:00.000003Z", true)};
+  std::vector<Measurement> rows = {
+      sample_measurement(shape, 1, 1, 2e-3, "2025-01-01T00:00:00.000001Z"),
+      sample_measurement(shape, 2, 1, 1e-3, "2025-01-01T00:00:00.000002Z"),
+      sample_measurement(shape, 2, 2, 3e-3, "2025-01-01T00:00:00.000003Z", true)};
   rows[1].effective_k_block_factor = 1;
   rows[1].blocks = {64, 32, 16};
   {
@@ -100,14 +100,15 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
   const sfc::GemmShape a{512, 512, 512}, b{1024, 256, 512};
   TuningStore store(dir.file("t.db"), Mode::create);
   store.upsert_platform(sfc::test::sample_platform());
-  store.record(hash, std::vector<Measurement>{
-                         // a: (1,1) measured twice, fastest run 0.875 x 2e-3 = 1.75e-3: it wins, though its
-                         // pooled mean (3e-3) is slower than (1,2)'s (2.5e-3, fastest 2.1875e-3);
-                         // (4,4) screened faster still, but it has no full measurement.
-                         sample_measurement(a, 1, 1, 2e-3, "t1"), sample_measurement(a, 1, 1, 4e-3, "t2"),
-                         sample_measurement(a, 1, 2, 2.5e-3, "t3"), sample_measurement(a, 4, 4, 1e-3, "t4", true),
-                         // b: a tie goes to the fewer copies of C.
-                         sample_measurement(b, 2, 1, 1e-3, "t5"), sample_measurement(b, 1, 3, 1e-3, "t6")});
+  store.record(hash,
+               std::vector<Measurement>{
+                   // a: (1,1) measured twice, fastest run 0.875 x 2e-3 = 1.75e-3: it wins, though its
+                   // pooled mean (3e-3) is slower than (1,2)'s (2.5e-3, fastest 2.1875e-3);
+                   // (4,4) screened faster still, but it has no full measurement.
+                   sample_measurement(a, 1, 1, 2e-3, "t1"), sample_measurement(a, 1, 1, 4e-3, "t2"),
+                   sample_measurement(a, 1, 2, 2.5e-3, "t3"), sample_measurement(a, 4, 4, 1e-3, "t4", true),
+                   // b: a tie goes to the fewer copies of C.
+                   sample_measurement(b, 2, 1, 1e-3, "t5"), sample_measurement(b, 1, 3, 1e-3, "t6")});
   const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
   REQUIRE(winners.size() == 2);
   CHECK(winners[0].shape.m == 512);
@@ -137,7 +138,8 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
   CHECK(groups[0].measurements == 6);
 }
 
-TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, migrates to the current schema") {
+TEST_CASE(
+    "store: a version 1 database, winners chosen by mean and no layouts, migrates to the current schema") {
   TempDir dir("store");
   const std::string path = dir.file("v1.db");
   std::string hash = sfc::test::sample_platform().hash();
@@ -149,7 +151,8 @@ TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, m
   // fastest 1.75e-3), (1,2) once (mean 2.5e-3, fastest 2.1875e-3), and the
   // mean rule's winner, (1,2).
   raw_sql(path, (R"sql(
-    INSERT INTO platforms VALUES (1, ')sql" + hash + R"sql(', 'Test CPU', 2, 2, 49152, 1048576, 33554432,
+    INSERT INTO platforms VALUES (1, ')sql" +
+                 hash + R"sql(', 'Test CPU', 2, 2, 49152, 1048576, 33554432,
                                   'avx2', '1.17', 'gcc 12');
     INSERT INTO shapes VALUES (1, 512, 512, 512);
     INSERT INTO measurements (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, effective_k_layers,
@@ -158,7 +161,8 @@ TEST_CASE("store: a version 1 database, winners chosen by mean and no layouts, m
            (1, 1, 'f32', 2, 1, 1, 1, 1, 32, 64, 128, 2, 10, 4e-3, 3.5e-3, 1e-4, 0, 't2'),
            (1, 1, 'f32', 2, 1, 2, 1, 2, 32, 64, 128, 2, 10, 2.5e-3, 2.1875e-3, 1e-4, 0, 't3');
     INSERT INTO winning_configs VALUES (1, 1, 'f32', 2, 1, 2, 2.5e-3, 2.1875e-3, 10);
-  )sql").c_str());
+  )sql")
+                    .c_str());
   CHECK(open_error(path, Mode::read_only).find("migrate") != std::string::npos);
   TuningStore store(path, Mode::read_write);
   CHECK(store.schema_version() == sfc::schema::kVersion);
@@ -203,9 +207,9 @@ TEST_CASE("store: version 4 re-keys a version 3 database; twins that differed on
   std::string sql;
   int id = 1;
   for (const sfc::Platform& p : {a, b, other})
-    sql += "INSERT INTO platforms VALUES (" + std::to_string(id++) + ", '" + sfc::legacy_platform_hash(p) + "', '" +
-           p.cpu_model + "', 2, 2, 49152, " + std::to_string(p.l2_bytes) + ", " + std::to_string(p.l3_bytes) +
-           ", 'cpx', '1.17', '" + p.compiler + "');";
+    sql += "INSERT INTO platforms VALUES (" + std::to_string(id++) + ", '" + sfc::legacy_platform_hash(p) +
+           "', '" + p.cpu_model + "', 2, 2, 49152, " + std::to_string(p.l2_bytes) + ", " +
+           std::to_string(p.l3_bytes) + ", 'cpx', '1.17', '" + p.compiler + "');";
   sql += R"sql(
     INSERT INTO shapes VALUES (1, 512, 512, 512);
     INSERT INTO measurements (platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor,
@@ -239,7 +243,8 @@ TEST_CASE("store: version 4 re-keys a version 3 database; twins that differed on
   CHECK(store.calibration(hash).gamma_gflops_per_core == 200);  // the newer one
   sfc::Platform rekeyed_other = other;
   rekeyed_other.l3_bytes = 0;
-  CHECK(store.winner(rekeyed_other.hash(), {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 4);
+  CHECK(store.winner(rekeyed_other.hash(), {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)
+            ->k_layers == 4);
 }
 
 TEST_CASE("store: the verdict on a database header is a pure function of one snapshot") {
@@ -292,9 +297,10 @@ TEST_CASE("store: a failing batch leaves nothing behind") {
                   sfc::Error);
   CHECK(store.measurements(hash).empty());
   // A CHECK constraint (k_layers 9) fails the whole record() call.
-  CHECK_THROWS_AS(store.record(hash, std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-4, "t1"),
-                                                                sample_measurement({64, 64, 64}, 9, 1, 1e-4, "t2")}),
-                  sfc::Error);
+  CHECK_THROWS_AS(
+      store.record(hash, std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-4, "t1"),
+                                                  sample_measurement({64, 64, 64}, 9, 1, 1e-4, "t2")}),
+      sfc::Error);
   CHECK(store.measurements(hash).empty());
 }
 
@@ -316,7 +322,8 @@ TEST_CASE("store: files that are not tuning databases are refused and left untou
   TempDir dir("store");
   SUBCASE("missing file, missing directory, a directory") {
     CHECK(open_error(dir.file("absent.db"), Mode::read_only).find("no tuning database") != std::string::npos);
-    CHECK(open_error(dir.file("absent.db"), Mode::read_write).find("no tuning database") != std::string::npos);
+    CHECK(open_error(dir.file("absent.db"), Mode::read_write).find("no tuning database") !=
+          std::string::npos);
     CHECK(open_error(dir.file("no/dir/x.db"), Mode::create) != "");
     CHECK(open_error(dir.path().string(), Mode::create).find("directory") != std::string::npos);
   }

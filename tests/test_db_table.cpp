@@ -121,7 +121,8 @@ TEST_CASE("tuning table: a version 1 file, without layouts, loads as blocked") {
   CHECK(load_error(dir, text).find("fields") != std::string::npos);
 }
 
-TEST_CASE("tuning table: a version 2 file loads re-keyed: its L3 and NUMA nodes unknown, its hash the hardware's") {
+TEST_CASE(
+    "tuning table: a version 2 file loads re-keyed: its L3 and NUMA nodes unknown, its hash the hardware's") {
   TempDir dir("table");
   const sfc::TuningTable table = sample_table(3);
   table.save(dir.file("t.table"));
@@ -189,7 +190,8 @@ TEST_CASE("tuning table: damaged content names the line and the reason") {
   CHECK(load_error(dir, replaced("platform cores 2", "platform cores two")).find(":3: platform cores") !=
         std::string::npos);
   CHECK(load_error(dir, replaced(" f32 ", " f16 ")) != "");
-  CHECK(load_error(dir, replaced(" f32 2 blocked 1 1 ", " f32 2 blocked 9 1 ")).find("1..8") != std::string::npos);
+  CHECK(load_error(dir, replaced(" f32 2 blocked 1 1 ", " f32 2 blocked 9 1 ")).find("1..8") !=
+        std::string::npos);
   CHECK(load_error(dir, replaced(" f32 2 blocked ", " f32 2 diagonal ")).find("unknown layout") !=
         std::string::npos);
   CHECK(load_error(dir, replaced("shapes 2", "shapes 3")).find("truncated") != std::string::npos);

@@ -17,8 +17,8 @@ using namespace sfc;
 namespace {
 
 // Largest |C - A*B| over all entries, with a plain triple loop as reference.
-double max_error(const GemmShape& s, Layout layout, const std::vector<float>& a,
-                 const std::vector<float>& b, const std::vector<float>& c) {
+double max_error(const GemmShape& s, Layout layout, const std::vector<float>& a, const std::vector<float>& b,
+                 const std::vector<float>& c) {
   const bool row = layout == Layout::row_major;
   auto at = [row](const std::vector<float>& x, std::int64_t i, std::int64_t j, std::int64_t rows,
                   std::int64_t cols) { return double(row ? x[i * cols + j] : x[j * rows + i]); };
@@ -67,8 +67,7 @@ TEST_CASE("auto gemm: tuned configuration, correct result, one plan per shape") 
   }
   CHECK(g.cached_plans() == 2);  // one per layout
   Operands again(s, 9);
-  g.gemm(Layout::row_major, s, DType::f32, again.a.data(), s.k, again.b.data(), s.n, again.c.data(),
-         s.n, 2);
+  g.gemm(Layout::row_major, s, DType::f32, again.a.data(), s.k, again.b.data(), s.n, again.c.data(), s.n, 2);
   CHECK(max_error(s, Layout::row_major, again.a, again.b, again.c) < 1e-3);
   CHECK(g.cached_plans() == 2);  // reused, not rebuilt
 }
@@ -82,8 +81,7 @@ TEST_CASE("auto gemm: concurrent callers each get a plan of their own") {
   for (Operands& x : work)
     callers.emplace_back([&g, &x, s] {
       for (int rep = 0; rep < 3; ++rep)
-        g.gemm(Layout::row_major, s, DType::f32, x.a.data(), s.k, x.b.data(), s.n, x.c.data(), s.n,
-               1);
+        g.gemm(Layout::row_major, s, DType::f32, x.a.data(), s.k, x.b.data(), s.n, x.c.data(), s.n, 1);
     });
   for (std::thread& t : callers) t.join();
   for (const Operands& x : work) CHECK(max_error(s, Layout::row_major, x.a, x.b, x.c) < 1e-3);
@@ -100,6 +98,5 @@ TEST_CASE("auto gemm: the process-wide call, and refusals") {
   CHECK_THROWS_AS(AutoGemm("/nonexistent/tuning.db"), Error);
   AutoGemm g;
   CHECK_THROWS_AS(
-      g.gemm(Layout::row_major, {0, 4, 4}, DType::f32, x.a.data(), 4, x.b.data(), 4, x.c.data(), 4),
-      Error);
+      g.gemm(Layout::row_major, {0, 4, 4}, DType::f32, x.a.data(), 4, x.b.data(), 4, x.c.data(), 4), Error);
 }

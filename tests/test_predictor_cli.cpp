@@ -54,8 +54,7 @@ struct Tables {
 };
 
 // A database of this machine: region_shapes() plus their doubles in M.
-std::string make_database(const test::TempDir& dir, const std::string& name,
-                          std::vector<TunedShape> shapes) {
+std::string make_database(const test::TempDir& dir, const std::string& name, std::vector<TunedShape> shapes) {
   const std::string path = dir.file(name);
   TuningStore store(path, TuningStore::Mode::create);
   test::record_synthetic(store, detect_platform(2), shapes);
@@ -148,7 +147,9 @@ TEST_CASE("cli query: bad input exits with 2 and one line") {
   CHECK(r.output.find("cut.sfctable") != std::string::npos);
 }
 
-TEST_CASE("cli: a table whose platform block is edited, duplicated or missing is refused in one line; nothing is written") {
+TEST_CASE(
+    "cli: a table whose platform block is edited, duplicated or missing is refused in one line; nothing is "
+    "written") {
   const Tables t;
   const std::string good = test::slurp(t.here);
   const std::size_t at = good.find("platform cores "), end = good.find('\n', at) + 1;
@@ -225,14 +226,12 @@ TEST_CASE("cli evaluate: regret of every predictor on held-out and separate test
       CHECK(v < 1);  // synthetic configurations are at most 56% apart
     }
   }
-  CHECK(j["regret"]["policy"]["max"].get<double>() >=
-        j["regret"]["policy"]["median"].get<double>());
+  CHECK(j["regret"]["policy"]["max"].get<double>() >= j["regret"]["policy"]["median"].get<double>());
 
   // Separate test shapes: a second database, and a shape file whose shapes
   // are tuned in the training database (no GEMM needs to run).
   std::vector<TunedShape> others;
-  for (std::int64_t m : {512, 2048})
-    others.push_back(test::synthetic_shape({m, 1024, 4096}, {2, 4}));
+  for (std::int64_t m : {512, 2048}) others.push_back(test::synthetic_shape({m, 1024, 4096}, {2, 4}));
   const std::string test_db = make_database(dir, "test.db", others);
   r = run_cli("evaluate --db " + db + " --test-db " + test_db + " --threads 2 --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
@@ -241,8 +240,7 @@ TEST_CASE("cli evaluate: regret of every predictor on held-out and separate test
   CHECK(j["regret"]["nearest"]["max"] == 0.0);  // the neighbours in K share the winner
 
   std::ofstream(dir.file("tests.shapes")) << "# M N K\n1024 1024 4096\n256 4096 256\n";
-  r = run_cli("evaluate --db " + db + " --test-shapes " + dir.file("tests.shapes") +
-              " --threads 2 --json");
+  r = run_cli("evaluate --db " + db + " --test-shapes " + dir.file("tests.shapes") + " --threads 2 --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(last_json(r.output)["test_shapes"] == 2);
 }
@@ -280,9 +278,9 @@ TEST_CASE("cli evaluate: untuned test shapes are timed on the spot") {
   const std::string db = make_database(dir, "train.db", region_shapes());
   // One K block: all 64 configurations are the same plan, timed once.
   std::ofstream(dir.file("tiny.shapes")) << "24 24 24\n";
-  const auto r = run_cli("evaluate --db " + db + " --test-shapes " + dir.file("tiny.shapes") +
-                             " --threads 2 --reps 2 --json",
-                         "SFC_COLD_BYTES=1048576");
+  const auto r = run_cli(
+      "evaluate --db " + db + " --test-shapes " + dir.file("tiny.shapes") + " --threads 2 --reps 2 --json",
+      "SFC_COLD_BYTES=1048576");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   const nlohmann::json j = last_json(r.output);
   CHECK(j["test_shapes"] == 1);

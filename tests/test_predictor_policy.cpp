@@ -67,8 +67,7 @@ TEST_CASE("policy: the vote prefers what is good on all neighbours") {
   CHECK(p.query(query, DType::f32, 2).knobs == Knobs{1, 1});
   PredictorOptions nearest;
   nearest.policy_rule = NeighbourRule::nearest;
-  CHECK(ConfigPredictor({synthetic_table(shapes)}, nearest).query(query, DType::f32, 2).knobs ==
-        Knobs{4, 8});
+  CHECK(ConfigPredictor({synthetic_table(shapes)}, nearest).query(query, DType::f32, 2).knobs == Knobs{4, 8});
 }
 
 TEST_CASE("policy: the automatic rule ships the vote where winners are noisy, else nearest") {
@@ -92,8 +91,7 @@ TEST_CASE("policy: the automatic rule ships the vote where winners are noisy, el
   std::vector<TunedShape> line;
   for (std::int64_t k : {256, 512, 1024, 4096, 8192, 16384})
     line.push_back(synthetic_shape({1024, 1024, k}, k >= 4096 ? Knobs{2, 4} : Knobs{1, 2}));
-  CHECK(ConfigPredictor({synthetic_table(line)}).policy_rule(DType::f32, 2) ==
-        NeighbourRule::nearest);
+  CHECK(ConfigPredictor({synthetic_table(line)}).policy_rule(DType::f32, 2) == NeighbourRule::nearest);
 }
 
 TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
@@ -117,15 +115,13 @@ TEST_CASE("policy: the L2 fraction is fitted to the tuned shapes") {
   const ConfigPredictor fitted({synthetic_table(one_round, calibrated)});
   CHECK(fitted.l2_fraction(2) > 0.5);
   CHECK(fitted.predict(Predictor::model, {3000, 3000, 3000}, DType::f32, 2) == Knobs{1, 1});
-  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({3000, 3000, 3000}, DType::f32, 2).knobs ==
-        Knobs{1, 8});
+  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({3000, 3000, 3000}, DType::f32, 2).knobs == Knobs{1, 8});
 
   // Winners that are the paper's rule keep its fraction; a fixed one is kept.
   const AnalyticalModel paper(calibrated, 1 << 20);
   std::vector<TunedShape> ruled;
   for (std::int64_t k : {256, 512, 1024, 4096})
-    ruled.push_back(
-        synthetic_shape({256, 256, k}, paper.predict({256, 256, k}, DType::f32, 2).knobs));
+    ruled.push_back(synthetic_shape({256, 256, k}, paper.predict({256, 256, k}, DType::f32, 2).knobs));
   CHECK(ConfigPredictor({synthetic_table(ruled, calibrated)}).l2_fraction(2) == 0.5);
   PredictorOptions fixed;
   fixed.l2_fraction = 2.0;
@@ -155,7 +151,8 @@ TEST_CASE("policy: the distance threshold decides between neighbour and model") 
   CHECK(p.query({1024, 256, 4096}, DType::f32, 2).tier == Tier::exact);
 }
 
-TEST_CASE("policy: the nearest tier reaches as far as neighbours beat the model, and no farther than was tested") {
+TEST_CASE(
+    "policy: the nearest tier reaches as far as neighbours beat the model, and no farther than was tested") {
   // Region winners follow no roofline: left out in turn, each shape is better
   // served by its neighbours than by the model, at every distance tested --
   // and leave-one-out tests distances up to 2 (the shapes are factors of 4
@@ -175,8 +172,7 @@ TEST_CASE("policy: the nearest tier reaches as far as neighbours beat the model,
   for (std::int64_t k : {256, 512, 1024, 4096}) {
     const GemmShape shape{256, 256, k};
     const Knobs w = model.predict(shape, DType::f32, 2).knobs;
-    if (!modelled.empty())
-      REQUIRE(w != Knobs{modelled.back().k_layers, modelled.back().k_block_factor});
+    if (!modelled.empty()) REQUIRE(w != Knobs{modelled.back().k_layers, modelled.back().k_block_factor});
     TunedShape s = synthetic_shape(shape, w);
     for (float& t : s.seconds) t = 1.5f;
     s.seconds[config_index(w.k_layers, w.k_block_factor)] = 1.0f;
@@ -193,8 +189,7 @@ TEST_CASE("policy: bad input is refused with sfc::Error") {
   CHECK_THROWS_AS(p.query({64, 64, -5}, DType::f32, 2), Error);
   CHECK_THROWS_AS(p.query({64, 64, 64}, DType::f32, 0), Error);
   CHECK_THROWS_AS(p.predict(Predictor::nearest, {64, 64, 64}, DType::f64, 2), Error);
-  CHECK_THROWS_AS(ConfigPredictor({}).predict(Predictor::model, {64, 64, 64}, DType::f32, 2),
-                  Error);
+  CHECK_THROWS_AS(ConfigPredictor({}).predict(Predictor::model, {64, 64, 64}, DType::f32, 2), Error);
   PredictorOptions bad;
   bad.vote_neighbours = 0;
   CHECK_THROWS_AS(ConfigPredictor({}, bad), Error);

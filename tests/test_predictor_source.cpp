@@ -32,7 +32,8 @@ PlatformChoice by_hash(const Platform& p) { return PlatformChoice::parse(p.hash(
 
 }  // namespace
 
-TEST_CASE("source: this machine's table loads, a compatible one too; a foreign one only when forced or named") {
+TEST_CASE(
+    "source: this machine's table loads, a compatible one too; a foreign one only when forced or named") {
   const test::TempDir dir;
   TuningTable here = synthetic_table(region_shapes(), {200, 60});
   here.platform = detect_platform(2);
@@ -74,7 +75,8 @@ TEST_CASE("source: the platform choice parses this, any and hashes, and SFC_PLAT
   CHECK(PlatformChoice::parse("this").kind == PlatformChoice::Kind::this_machine);
   CHECK(PlatformChoice::parse("any").kind == PlatformChoice::Kind::any);
   CHECK(PlatformChoice::parse("0123456789abcdef").hash == "0123456789abcdef");
-  for (const char* bad : {"ANY", "0123456789ABCDEF", "0123", "elsewhere"}) CHECK_THROWS_AS(PlatformChoice::parse(bad), Error);
+  for (const char* bad : {"ANY", "0123456789ABCDEF", "0123", "elsewhere"})
+    CHECK_THROWS_AS(PlatformChoice::parse(bad), Error);
   setenv("SFC_PLATFORM", "any", 1);
   CHECK(PlatformChoice::parse_or_environment("").kind == PlatformChoice::Kind::any);
   CHECK(PlatformChoice::parse_or_environment("this").kind == PlatformChoice::Kind::this_machine);
@@ -112,7 +114,8 @@ TEST_CASE("source: a database yields one platform per thread count, the best mat
   CHECK(winner->k_layers == 2);
   CHECK(winner->k_block_factor == 4);
 
-  CHECK(load_tuning_tables(db, by_hash(test::foreign_machine(2))).at(0).platform.cpu_model == "Some Other CPU");
+  CHECK(load_tuning_tables(db, by_hash(test::foreign_machine(2))).at(0).platform.cpu_model ==
+        "Some Other CPU");
   CHECK(kind_of_failure(db, PlatformChoice::parse("0123456789abcdef")) == Kind::platform);
 }
 

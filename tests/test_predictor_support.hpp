@@ -15,8 +15,7 @@ namespace sfc::test {
 
 // Time of (kl, kbf) on a shape whose winner is `w`: the shape's FLOPs at 100
 // GFLOP/s, 4% slower per step away from the winner along either knob.
-inline TunedShape synthetic_shape(GemmShape shape, Knobs w, int threads = 2,
-                                  DType dtype = DType::f32) {
+inline TunedShape synthetic_shape(GemmShape shape, Knobs w, int threads = 2, DType dtype = DType::f32) {
   TunedShape s;
   s.shape = shape;
   s.dtype = dtype;

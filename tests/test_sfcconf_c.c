@@ -8,13 +8,13 @@
 
 static int failures = 0, checks = 0;
 
-#define CHECK(cond)                                                 \
-  do {                                                              \
-    ++checks;                                                       \
-    if (!(cond)) {                                                  \
-      ++failures;                                                   \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    ++checks;                                                                  \
+    if (!(cond)) {                                                             \
+      ++failures;                                                              \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                               \
+    }                                                                          \
   } while (0)
 
 static char path_buffer[4096];
@@ -93,7 +93,8 @@ static void check_queries(const char* dir) {
    * winners; an unknown layout is refused. */
   CHECK(sfcconf_query_layout(conf, 1024, 256, 4096, SFCCONF_F32, 2, SFCCONF_ROW_MAJOR, &a) == SFCCONF_OK);
   CHECK(a.tier == SFCCONF_TIER_EXACT && a.k_layers == 2 && a.k_block_factor == 4);
-  CHECK(sfcconf_query_layout(conf, 64, 64, 64, SFCCONF_F32, 2, (sfcconf_layout)5, &a) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_query_layout(conf, 64, 64, 64, SFCCONF_F32, 2, (sfcconf_layout)5, &a) ==
+        SFCCONF_ERR_ARGUMENT);
   CHECK(strstr(sfcconf_last_error(), "layout") != NULL);
   sfcconf_close(conf);
 }

@@ -22,8 +22,17 @@ namespace {
 using ShapeSet = std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>>;
 
 // 8 small shapes, 16 configurations each: long enough to be caught mid-run.
-const std::vector<std::string> kTuneArgs = {"tune", "--grid", "m=64:256:+64 n=64 k=64,128", "--k-block-factors",
-                                            "1:2", "--reps", "1", "--warmup", "0", "--threads", "2"};
+const std::vector<std::string> kTuneArgs = {"tune",
+                                            "--grid",
+                                            "m=64:256:+64 n=64 k=64,128",
+                                            "--k-block-factors",
+                                            "1:2",
+                                            "--reps",
+                                            "1",
+                                            "--warmup",
+                                            "0",
+                                            "--threads",
+                                            "2"};
 constexpr std::size_t kGridShapes = 8, kConfigs = 16;
 
 std::vector<std::string> tune_args(const std::string& db, std::vector<std::string> more = {}) {
@@ -177,9 +186,10 @@ TEST_CASE("tune cli: shards merged hold exactly the unsharded run's shapes") {
   TempDir dir("cli-shard");
   // One configuration per shape: the point is which shapes land where.
   auto tune = [&](const std::string& db, const std::string& shard) {
-    return run_cli({"tune", "--grid", "m=64:256:+64 n=64 k=64,128", "--k-layers", "1", "--k-block-factors", "1",
-                    "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db, "--shard", shard},
-                   dir.file("tune"));
+    return run_cli(
+        {"tune", "--grid", "m=64:256:+64 n=64 k=64,128", "--k-layers", "1", "--k-block-factors", "1",
+         "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db, "--shard", shard},
+        dir.file("tune"));
   };
   REQUIRE(tune(dir.file("all.db"), "0/1").code == 0);
   std::vector<std::string> merge = {"merge"};
@@ -196,17 +206,20 @@ TEST_CASE("tune cli: shards merged hold exactly the unsharded run's shapes") {
   auto shapes = [](const std::string& db) {
     const TuningStore store(db, TuningStore::Mode::read_only);
     ShapeSet set;
-    for (const sfc::Winner& w : store.winners(store.platforms().at(0).hash())) set.emplace(w.shape.m, w.shape.n, w.shape.k);
+    for (const sfc::Winner& w : store.winners(store.platforms().at(0).hash()))
+      set.emplace(w.shape.m, w.shape.n, w.shape.k);
     return set;
   };
   CHECK(shapes(dir.file("merged.db")) == shapes(dir.file("all.db")));
   CHECK(shapes(dir.file("shard0.db")).size() == 3);  // shapes 0, 3, 6 of 8
 }
 
-TEST_CASE("tune cli: --layout row tunes the row-major entry apart, and query and db info tell the layouts apart") {
+TEST_CASE(
+    "tune cli: --layout row tunes the row-major entry apart, and query and db info tell the layouts apart") {
   TempDir dir("tune-layout");
   const std::string db = dir.file("t.db");
-  const std::string grid = " --grid 64,128 --k-layers 1,2 --k-block-factors 1 --reps 1 --warmup 0 --threads 2 --quiet";
+  const std::string grid =
+      " --grid 64,128 --k-layers 1,2 --k-block-factors 1 --reps 1 --warmup 0 --threads 2 --quiet";
   auto r = run_cli("tune --db " + db + grid + " --layout row");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(r.output.find("row layout") != std::string::npos);

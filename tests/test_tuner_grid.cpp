@@ -87,7 +87,8 @@ TEST_CASE("grid: shape files, with comments, and their errors by line") {
   CHECK(load("1 2 3 4\n").find(":1: expected three sizes 'M N K', got 4") != std::string::npos);
   CHECK(load("0 1 1\n").find(":1: M '0': must lie in") != std::string::npos);
   CHECK(load("# nothing\n").find("lists no shapes") != std::string::npos);
-  CHECK(error_of([&] { ShapeGrid::load(dir.file("absent.shapes")); }).find("cannot read") != std::string::npos);
+  CHECK(error_of([&] { ShapeGrid::load(dir.file("absent.shapes")); }).find("cannot read") !=
+        std::string::npos);
 }
 
 TEST_CASE("grid: the shipped grid files hold the documented shapes") {
@@ -147,6 +148,7 @@ TEST_CASE("config sets: all, narrowed, and refused") {
   CHECK_FALSE(set.contains(3, 1));
   CHECK(set.pairs().front() == std::pair{1, 1});
   CHECK(set.pairs().back() == std::pair{4, 3});
-  CHECK(error_of([] { sfc::ConfigSet::parse("0:8", "1"); }).find("--k-layers '0': must lie in 1..8") != std::string::npos);
+  CHECK(error_of([] { sfc::ConfigSet::parse("0:8", "1"); }).find("--k-layers '0': must lie in 1..8") !=
+        std::string::npos);
   CHECK(error_of([] { sfc::ConfigSet::parse("1", "9"); }).find("must lie in 1..8") != std::string::npos);
 }

@@ -4,10 +4,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 #include "sfc/error.hpp"
 #include "sfc/measure.hpp"
@@ -49,7 +49,8 @@ TEST_CASE("tuner: every configuration is recorded, clamped ones share one timing
   CHECK(effective.size() < 64);
   for (const sfc::Measurement& a : t.measurements)
     for (const sfc::Measurement& b : t.measurements)
-      if (a.effective_k_layers == b.effective_k_layers && a.effective_k_block_factor == b.effective_k_block_factor)
+      if (a.effective_k_layers == b.effective_k_layers &&
+          a.effective_k_block_factor == b.effective_k_block_factor)
         CHECK(a.mean_s == b.mean_s);
   // The winner is the fastest (ties to the smallest configuration).
   const float best = t.result.seconds[sfc::config_index(t.result.k_layers, t.result.k_block_factor)];
@@ -88,11 +89,12 @@ TEST_CASE("tuner: the stop flag ends the search between configurations") {
   const sfc::Tuner tuner(tiny_options());
   std::atomic<bool> stop{false};
   int steps = 0;
-  const sfc::ShapeTuning t = tuner.tune(kShape, sfc::ConfigSet::all(), {}, &stop, [&](const sfc::TuneStep& step) {
-    ++steps;
-    CHECK(step.total == 64);
-    if (step.done == 5) stop = true;
-  });
+  const sfc::ShapeTuning t =
+      tuner.tune(kShape, sfc::ConfigSet::all(), {}, &stop, [&](const sfc::TuneStep& step) {
+        ++steps;
+        CHECK(step.total == 64);
+        if (step.done == 5) stop = true;
+      });
   CHECK(t.interrupted);
   CHECK(t.measurements.size() == 5);
   CHECK(steps == 5);

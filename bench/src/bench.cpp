@@ -30,8 +30,7 @@ constexpr const char* kSearchKnobs = "1,2,4,8";
 constexpr int kSearchWarmup = 1, kSearchReps = 2;
 constexpr double kSearchPruneMargin = 0.1;
 
-PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options,
-                         const SfcConfig& config) {
+PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, const SfcConfig& config) {
   return {.shape = shape,
           .dtype = options.dtype,
           .threads = options.threads,
@@ -46,11 +45,10 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options,
 // (footprint 1 GiB) is the same decision for every shape it can hold.
 Timing time_peer(const GemmPeer& peer, const ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
-  return time_runs(options.warmup, reps, operands.sets(), cold_footprint_bytes(),
-                   [&](int set) {
-                     peer.gemm(options.dtype, shape, operands.a(set), operands.lda(),
-                               operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
-                   });
+  return time_runs(options.warmup, reps, operands.sets(), cold_footprint_bytes(), [&](int set) {
+    peer.gemm(options.dtype, shape, operands.a(set), operands.lda(), operands.b(set), operands.ldb(),
+              operands.c(set), operands.ldc());
+  });
 }
 
 // Unit roundoff of the type C accumulates in.
@@ -96,8 +94,7 @@ double verify(const GemmPlan& plan, const ColdOperands& plain,
   return worst;
 }
 
-ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& options,
-                               const SfcConfig& config,
+ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& options, const SfcConfig& config,
                                const std::vector<std::unique_ptr<GemmPeer>>& peers,
                                const Roofline& roofline) {
   const GemmPlan plan(plan_request(shape, options, config));
@@ -170,7 +167,8 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     std::string line = to_string(shape) + " (" + std::to_string(m.config.k_layers) + "," +
                        std::to_string(m.config.k_block_factor) + "):";
     for (std::size_t i = 0; i < m.timings.size(); ++i)
-      line += fmt::format(" {} {:.1f}", result.implementations[i], gflops(shape, m.timings[i], options.statistic));
+      line += fmt::format(" {} {:.1f}", result.implementations[i],
+                          gflops(shape, m.timings[i], options.statistic));
     spdlog::info("{} GFLOP/s", line);
     if (m.max_error_ratio > 1) {
       result.notes.push_back("SFC-CA's result for " + to_string(shape) +
@@ -193,8 +191,7 @@ ConfigPicker quick_search_picker(const BenchOptions& options) {
   const ConfigSet configs = ConfigSet::parse(kSearchKnobs, kSearchKnobs);
   return [tuner, configs](const GemmShape& shape) {
     const TunedShape winner = tuner.tune(shape, configs).result;
-    spdlog::debug("quick search {}: best ({},{})", to_string(shape), winner.k_layers,
-                  winner.k_block_factor);
+    spdlog::debug("quick search {}: best ({},{})", to_string(shape), winner.k_layers, winner.k_block_factor);
     return SfcConfig{winner.k_layers, winner.k_block_factor};
   };
 }

@@ -54,19 +54,20 @@ struct Axes {
   double y(double value) const { return kTop + kPlotHeight * (1 - value / y_top); }
 };
 
-void write_series(std::ostream& out, const Axes& axes, const std::string& name,
-                  const std::string& colour, const std::vector<double>& values, bool dashed) {
-  out << fmt::format("<g class=\"series\" id=\"series-{}\" stroke=\"{}\" fill=\"{}\">\n",
-                     escape(name), colour, colour);
+void write_series(std::ostream& out, const Axes& axes, const std::string& name, const std::string& colour,
+                  const std::vector<double>& values, bool dashed) {
+  out << fmt::format("<g class=\"series\" id=\"series-{}\" stroke=\"{}\" fill=\"{}\">\n", escape(name),
+                     colour, colour);
   std::string points;
   for (std::size_t i = 0; i < values.size(); ++i)
     points += fmt::format("{}{:.1f},{:.1f}", i ? " " : "", axes.x(i), axes.y(values[i]));
-  out << fmt::format("<polyline fill=\"none\" stroke-width=\"{}\"{} points=\"{}\"/>\n",
-                     dashed ? 1.5 : 2, dashed ? " stroke-dasharray=\"6,4\"" : "", points);
+  out << fmt::format("<polyline fill=\"none\" stroke-width=\"{}\"{} points=\"{}\"/>\n", dashed ? 1.5 : 2,
+                     dashed ? " stroke-dasharray=\"6,4\"" : "", points);
   if (!dashed)
     for (std::size_t i = 0; i < values.size(); ++i)
-      out << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} {:.1f} GFLOP/s</title></circle>\n",
-                         axes.x(i), axes.y(values[i]), escape(name), values[i]);
+      out << fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} {:.1f} GFLOP/s</title></circle>\n",
+          axes.x(i), axes.y(values[i]), escape(name), values[i]);
   out << "</g>\n";
 }
 
@@ -96,30 +97,33 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   const double step = tick_step(highest);
   const Axes axes{std::max<std::size_t>(order.size(), 1), std::ceil(highest / step) * step};
 
-  out << fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-                     "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-                     kWidth, kHeight);
+  out << fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+      kWidth, kHeight);
   out << fmt::format("<title>{}</title>\n", escape(context.command_line));
   out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out << fmt::format("<text x=\"{}\" y=\"22\" font-size=\"14\">{} GEMM, {} threads, SFC-CA {} "
-                     "entry, configuration {}</text>\n",
-                     kLeft, to_string(context.dtype), context.threads, to_string(context.layout),
-                     escape(context.config_source));
-  out << fmt::format("<text x=\"{}\" y=\"38\" fill=\"#555\">{}</text>\n", kLeft,
-                     escape(context.platform));
+  out << fmt::format(
+      "<text x=\"{}\" y=\"22\" font-size=\"14\">{} GEMM, {} threads, SFC-CA {} "
+      "entry, configuration {}</text>\n",
+      kLeft, to_string(context.dtype), context.threads, to_string(context.layout),
+      escape(context.config_source));
+  out << fmt::format("<text x=\"{}\" y=\"38\" fill=\"#555\">{}</text>\n", kLeft, escape(context.platform));
 
   // Y axis: grid lines and labels at round values.
   out << "<g class=\"axis\" stroke=\"#ccc\">\n";
   for (double v = 0; v <= axes.y_top + step / 2; v += step)
-    out << fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
-                       "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" stroke=\"none\" "
-                       "fill=\"black\">{:g}</text>\n",
-                       kLeft, axes.y(v), kLeft + kPlotWidth, axes.y(v), kLeft - 6, axes.y(v) + 4, v);
+    out << fmt::format(
+        "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
+        "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" stroke=\"none\" "
+        "fill=\"black\">{:g}</text>\n",
+        kLeft, axes.y(v), kLeft + kPlotWidth, axes.y(v), kLeft - 6, axes.y(v) + 4, v);
   out << "</g>\n";
-  out << fmt::format("<text transform=\"translate(18,{:.1f}) rotate(-90)\" text-anchor=\"middle\">"
-                     "GFLOP/s</text>\n",
-                     kTop + kPlotHeight / 2);
+  out << fmt::format(
+      "<text transform=\"translate(18,{:.1f}) rotate(-90)\" text-anchor=\"middle\">"
+      "GFLOP/s</text>\n",
+      kTop + kPlotHeight / 2);
 
   // X axis: one tick per shape, labelled with the shape and its intensity.
   out << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", kLeft,
@@ -127,20 +131,20 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   out << "<g class=\"shapes\" font-size=\"9\">\n";
   for (std::size_t i = 0; i < order.size(); ++i) {
     const GemmShape& shape = shapes[order[i]].shape;
-    out << fmt::format("<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\">"
-                       "{} ({:.0f})</text>\n",
-                       axes.x(i) + 3, kTop + kPlotHeight + 8, to_string(shape),
-                       arithmetic_intensity(shape, context.dtype));
+    out << fmt::format(
+        "<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\">"
+        "{} ({:.0f})</text>\n",
+        axes.x(i) + 3, kTop + kPlotHeight + 8, to_string(shape), arithmetic_intensity(shape, context.dtype));
   }
   out << "</g>\n";
-  out << fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">shape MxNxK "
-                     "(arithmetic intensity, flop/byte), sorted by intensity</text>\n",
-                     kLeft + kPlotWidth / 2, kHeight - 8);
+  out << fmt::format(
+      "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">shape MxNxK "
+      "(arithmetic intensity, flop/byte), sorted by intensity</text>\n",
+      kLeft + kPlotWidth / 2, kHeight - 8);
 
   write_series(out, axes, "roofline", "black", roofline, true);
   for (std::size_t i = 0; i < series.size(); ++i)
-    write_series(out, axes, result.implementations[i], kColours[i % std::size(kColours)],
-                 series[i], false);
+    write_series(out, axes, result.implementations[i], kColours[i % std::size(kColours)], series[i], false);
 
   // Legend, right of the plot.
   out << "<g class=\"legend\">\n";
@@ -150,11 +154,11 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
     const std::string name = is_roofline ? "roofline" : result.implementations[i];
     const std::string colour = is_roofline ? "black" : kColours[i % std::size(kColours)];
     const double y = kTop + 10 + 20 * double(i);
-    out << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
-                       "stroke-width=\"2\"{}/><text x=\"{}\" y=\"{}\">{}</text>\n",
-                       legend_x, y, legend_x + 24, y, colour,
-                       is_roofline ? " stroke-dasharray=\"6,4\"" : "", legend_x + 30, y + 4,
-                       escape(name));
+    out << fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
+        "stroke-width=\"2\"{}/><text x=\"{}\" y=\"{}\">{}</text>\n",
+        legend_x, y, legend_x + 24, y, colour, is_roofline ? " stroke-dasharray=\"6,4\"" : "", legend_x + 30,
+        y + 4, escape(name));
   }
   out << "</g>\n</svg>\n";
 }

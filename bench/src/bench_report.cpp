@@ -38,15 +38,15 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   out << "# platform: " << context.platform << "\n";
   out << fmt::format("# {} GEMM, {} threads; SFC-CA {} entry{}, configuration: {}\n",
                      to_string(context.dtype), context.threads, to_string(context.layout),
-                     context.layout == Layout::blocked ? "" : " (packing included)",
-                     context.config_source);
+                     context.layout == Layout::blocked ? "" : " (packing included)", context.config_source);
   for (const std::string& library : context.libraries) out << "# peer: " << library << "\n";
   out << fmt::format("# roofline: min({:.1f} GFLOP/s/core x {} threads, {:.1f} GB/s x flop/byte), {}\n",
                      context.roofline.gflops_per_core, context.roofline.threads,
                      context.roofline.bandwidth_gbs, context.roofline.source);
   if (context.fma_peak_gflops > 0)
-    out << fmt::format("# FMA peak: {:.1f} GFLOP/s on {} threads (FMAs on registers only, measured at the start)\n",
-                       context.fma_peak_gflops, context.threads);
+    out << fmt::format(
+        "# FMA peak: {:.1f} GFLOP/s on {} threads (FMAs on registers only, measured at the start)\n",
+        context.fma_peak_gflops, context.threads);
   for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
   out << fmt::format("# GFLOP/s = 2MNK / {} of cold-input runs; WHM = sum of flops / sum of times\n",
@@ -54,8 +54,8 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   for (const std::string& note : result.notes) out << "# note: " << note << "\n";
   out << "\n";
 
-  out << fmt::format("{:<{}}{:>{}}{:>{}}", "shape", kShapeWidth, "flop/B", kNumberWidth,
-                     "roofline", kNumberWidth);
+  out << fmt::format("{:<{}}{:>{}}{:>{}}", "shape", kShapeWidth, "flop/B", kNumberWidth, "roofline",
+                     kNumberWidth);
   for (const std::string& name : names) out << fmt::format("{:>{}}", name, kNumberWidth);
   out << fmt::format("{:>{}}{:>{}}\n", "KL,KBF", kConfigWidth, "vs best", kNumberWidth);
   int noisy_shapes = 0;
@@ -63,19 +63,19 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
     const ShapeMeasurement& m = result.shapes[s];
     noisy_shapes += noisy(m);
     out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}", to_string(m.shape), kShapeWidth,
-                       arithmetic_intensity(m.shape, context.dtype), kNumberWidth,
-                       m.roofline_gflops, kNumberWidth);
+                       arithmetic_intensity(m.shape, context.dtype), kNumberWidth, m.roofline_gflops,
+                       kNumberWidth);
     for (const Timing& t : m.timings)
       out << fmt::format("{:>{}.1f}", gflops(m.shape, t, result.statistic), kNumberWidth);
-    out << fmt::format("{:>{}}{:>{}}{}\n",
-                       fmt::format("{},{}", m.config.k_layers, m.config.k_block_factor),
+    out << fmt::format("{:>{}}{:>{}}{}\n", fmt::format("{},{}", m.config.k_layers, m.config.k_block_factor),
                        kConfigWidth, ratio_text(summary.shape_ratio_vs_best_peer[s]), kNumberWidth,
                        noisy(m) ? " *" : "");
   }
   if (noisy_shapes > 0)
-    out << fmt::format("* {} shape(s) with a timing whose standard deviation exceeds {:.0f}% of its mean: "
-                       "a run was slowed by something else\n",
-                       noisy_shapes, 100 * kNoisyVariation);
+    out << fmt::format(
+        "* {} shape(s) with a timing whose standard deviation exceeds {:.0f}% of its mean: "
+        "a run was slowed by something else\n",
+        noisy_shapes, 100 * kNoisyVariation);
 
   const int label_width = kShapeWidth + 2 * kNumberWidth;
   out << fmt::format("{:<{}}", "WHM GFLOP/s", label_width);
@@ -89,14 +89,13 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   }
   out << "\n\n";
   if (summary.best_peer) {
-    const auto worst = std::min_element(
-        summary.shape_ratio_vs_best_peer.begin(), summary.shape_ratio_vs_best_peer.end());
+    const auto worst =
+        std::min_element(summary.shape_ratio_vs_best_peer.begin(), summary.shape_ratio_vs_best_peer.end());
     out << fmt::format("SFC-CA WHM / best peer ({}): {:.3f}\n", names[*summary.best_peer],
                        *summary.ratio_vs_best_peer);
-    out << fmt::format("lowest per-shape ratio to the best peer: {:.3f} ({})\n",
-                       *summary.min_shape_ratio,
-                       to_string(result.shapes[std::size_t(
-                           worst - summary.shape_ratio_vs_best_peer.begin())].shape));
+    out << fmt::format(
+        "lowest per-shape ratio to the best peer: {:.3f} ({})\n", *summary.min_shape_ratio,
+        to_string(result.shapes[std::size_t(worst - summary.shape_ratio_vs_best_peer.begin())].shape));
   } else {
     out << "no peer ran: nothing to compare SFC-CA with\n";
   }
@@ -120,8 +119,7 @@ void write_csv(std::ostream& out, const BenchResult& result, const BenchSummary&
   }
 }
 
-nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
-                       const BenchSummary& summary) {
+nlohmann::json to_json(const BenchContext& context, const BenchResult& result, const BenchSummary& summary) {
   const auto& names = result.implementations;
   nlohmann::json whm = nlohmann::json::object(), ratio_vs_peer = nlohmann::json::object();
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -154,31 +152,31 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
                       {"ratio_vs_best_peer", optional_number(summary.shape_ratio_vs_best_peer[s])},
                       {"max_error_ratio", m.max_error_ratio}});
   }
-  return {{"command", context.command_line},
-          {"platform", context.platform},
-          {"dtype", to_string(context.dtype)},
-          {"statistic", to_string(result.statistic)},
-          {"layout", to_string(context.layout)},
-          {"threads", context.threads},
-          {"config", context.config_source},
-          {"libraries", context.libraries},
-          {"roofline",
-           {{"gflops_per_core", context.roofline.gflops_per_core},
-            {"bandwidth_gbs", context.roofline.bandwidth_gbs},
-            {"source", context.roofline.source}}},
-          {"fma_peak_gflops", context.fma_peak_gflops > 0 ? nlohmann::json(context.fma_peak_gflops)
-                                                          : nlohmann::json(nullptr)},
-          {"machine_load", context.machine_load},
-          {"environment", context.environment},
-          {"notes", result.notes},
-          {"implementations", names},
-          {"whm_gflops", whm},
-          {"ratio_vs_peer", ratio_vs_peer},
-          {"best_peer", summary.best_peer ? nlohmann::json(names[*summary.best_peer])
-                                          : nlohmann::json(nullptr)},
-          {"ratio_vs_best_peer", optional_number(summary.ratio_vs_best_peer)},
-          {"min_shape_ratio", optional_number(summary.min_shape_ratio)},
-          {"shapes", shapes}};
+  return {
+      {"command", context.command_line},
+      {"platform", context.platform},
+      {"dtype", to_string(context.dtype)},
+      {"statistic", to_string(result.statistic)},
+      {"layout", to_string(context.layout)},
+      {"threads", context.threads},
+      {"config", context.config_source},
+      {"libraries", context.libraries},
+      {"roofline",
+       {{"gflops_per_core", context.roofline.gflops_per_core},
+        {"bandwidth_gbs", context.roofline.bandwidth_gbs},
+        {"source", context.roofline.source}}},
+      {"fma_peak_gflops",
+       context.fma_peak_gflops > 0 ? nlohmann::json(context.fma_peak_gflops) : nlohmann::json(nullptr)},
+      {"machine_load", context.machine_load},
+      {"environment", context.environment},
+      {"notes", result.notes},
+      {"implementations", names},
+      {"whm_gflops", whm},
+      {"ratio_vs_peer", ratio_vs_peer},
+      {"best_peer", summary.best_peer ? nlohmann::json(names[*summary.best_peer]) : nlohmann::json(nullptr)},
+      {"ratio_vs_best_peer", optional_number(summary.ratio_vs_best_peer)},
+      {"min_shape_ratio", optional_number(summary.min_shape_ratio)},
+      {"shapes", shapes}};
 }
 
 }  // namespace sfc

@@ -5,8 +5,7 @@
 
 namespace sfc {
 
-double weighted_harmonic_mean_gflops(const std::vector<double>& flops,
-                                     const std::vector<double>& seconds) {
+double weighted_harmonic_mean_gflops(const std::vector<double>& flops, const std::vector<double>& seconds) {
   if (flops.size() != seconds.size())
     throw Error("weighted harmonic mean: " + std::to_string(flops.size()) + " flop counts but " +
                 std::to_string(seconds.size()) + " times");

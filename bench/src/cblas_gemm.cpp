@@ -12,36 +12,29 @@ constexpr int kCblasNoTrans = 111;
 
 int to_blas_int(std::string_view peer, std::int64_t value) {
   if (value > std::numeric_limits<int>::max())
-    throw Error(std::string(peer) + " takes 32-bit sizes; " + std::to_string(value) +
-                " is too large");
+    throw Error(std::string(peer) + " takes 32-bit sizes; " + std::to_string(value) + " is too large");
   return static_cast<int>(value);
 }
 
 }  // namespace
 
 CblasGemm::CblasGemm(const SharedLibrary& library)
-    : sgemm_(library.require<Sgemm>("cblas_sgemm")),
-      dgemm_(library.require<Dgemm>("cblas_dgemm")) {}
+    : sgemm_(library.require<Sgemm>("cblas_sgemm")), dgemm_(library.require<Dgemm>("cblas_dgemm")) {}
 
 void CblasGemm::gemm(std::string_view peer, DType dtype, const GemmShape& shape, const void* a,
-                     std::int64_t lda, const void* b, std::int64_t ldb, void* c,
-                     std::int64_t ldc) const {
-  const int m = to_blas_int(peer, shape.m), n = to_blas_int(peer, shape.n),
-            k = to_blas_int(peer, shape.k);
+                     std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) const {
+  const int m = to_blas_int(peer, shape.m), n = to_blas_int(peer, shape.n), k = to_blas_int(peer, shape.k);
   const int ia = to_blas_int(peer, lda), ib = to_blas_int(peer, ldb), ic = to_blas_int(peer, ldc);
   switch (dtype) {
     case DType::f32:
-      sgemm_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f,
-             static_cast<const float*>(a), ia, static_cast<const float*>(b), ib, 0.0f,
-             static_cast<float*>(c), ic);
+      sgemm_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, static_cast<const float*>(a), ia,
+             static_cast<const float*>(b), ib, 0.0f, static_cast<float*>(c), ic);
       return;
     case DType::f64:
-      dgemm_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0,
-             static_cast<const double*>(a), ia, static_cast<const double*>(b), ib, 0.0,
-             static_cast<double*>(c), ic);
+      dgemm_(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0, static_cast<const double*>(a), ia,
+             static_cast<const double*>(b), ib, 0.0, static_cast<double*>(c), ic);
       return;
-    case DType::bf16:
-      break;
+    case DType::bf16: break;
   }
   throw Error(std::string(peer) + " has no " + std::string(to_string(dtype)) + " GEMM");
 }

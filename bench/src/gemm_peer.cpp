@@ -34,10 +34,8 @@ struct PeerSpec {
 const std::array<PeerSpec, 3> kPeers{{
     {"openblas", "SFC_OPENBLAS_LIBRARY", SFC_OPENBLAS_LIBRARY_PATH, "libopenblas.so.0",
      bench_detail::make_openblas_peer},
-    {"blis", "SFC_BLIS_LIBRARY", SFC_BLIS_LIBRARY_PATH, "libblis.so.4",
-     bench_detail::make_blis_peer},
-    {"onednn", "SFC_ONEDNN_LIBRARY", SFC_ONEDNN_LIBRARY_PATH, "libdnnl.so.2",
-     bench_detail::make_onednn_peer},
+    {"blis", "SFC_BLIS_LIBRARY", SFC_BLIS_LIBRARY_PATH, "libblis.so.4", bench_detail::make_blis_peer},
+    {"onednn", "SFC_ONEDNN_LIBRARY", SFC_ONEDNN_LIBRARY_PATH, "libdnnl.so.2", bench_detail::make_onednn_peer},
 }};
 
 const PeerSpec& find_spec(std::string_view name) {
@@ -93,8 +91,8 @@ PeerLoad load_peer(std::string_view name, const std::string& library) {
       reasons += std::string(reasons.empty() ? "" : "; ") + e.what();
     }
   }
-  return {nullptr, std::string(spec.name) + " skipped: " + reasons + " (set " +
-                       spec.environment_variable + " to its library)"};
+  return {nullptr, std::string(spec.name) + " skipped: " + reasons + " (set " + spec.environment_variable +
+                       " to its library)"};
 }
 
 }  // namespace sfc

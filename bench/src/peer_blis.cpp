@@ -18,11 +18,10 @@ class BlisPeer final : public GemmPeer {
         build_info_(library_.require<const char* (*)()>("bli_info_get_version_str")()) {
     // The value is small, so reading the low 32 bits of the gint_t result is
     // right whatever BLIS's integer size.
-    const auto blas_int_bits = library_.require<std::int32_t (*)()>(
-        "bli_info_get_blas_int_type_size")();
+    const auto blas_int_bits = library_.require<std::int32_t (*)()>("bli_info_get_blas_int_type_size")();
     if (blas_int_bits != 32)
-      throw PeerUnavailable(library_.path() + " is a BLIS build with " +
-                            std::to_string(blas_int_bits) + "-bit BLAS integers");
+      throw PeerUnavailable(library_.path() + " is a BLIS build with " + std::to_string(blas_int_bits) +
+                            "-bit BLAS integers");
     // The sub-configuration BLIS picked for this CPU: "generic" means its
     // reference kernels (Debian's build has no others), which the report
     // should say rather than let a reader assume optimised BLIS.
@@ -33,9 +32,7 @@ class BlisPeer final : public GemmPeer {
   }
 
   std::string_view name() const override { return "blis"; }
-  std::string description() const override {
-    return "BLIS " + build_info_ + " (" + library_.path() + ")";
-  }
+  std::string description() const override { return "BLIS " + build_info_ + " (" + library_.path() + ")"; }
   bool supports(DType dtype) const override { return cblas_.supports(dtype); }
   void set_threads(int threads) override { set_num_threads_(threads); }
   void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,

@@ -20,8 +20,8 @@ struct DnnlVersion {           // dnnl_version_t
 };
 using Sgemm = DnnlStatus (*)(char, char, DnnlDim, DnnlDim, DnnlDim, float, const float*, DnnlDim,
                              const float*, DnnlDim, float, float*, DnnlDim);
-using GemmBf16 = DnnlStatus (*)(char, char, DnnlDim, DnnlDim, DnnlDim, float, const std::uint16_t*,
-                                DnnlDim, const std::uint16_t*, DnnlDim, float, float*, DnnlDim);
+using GemmBf16 = DnnlStatus (*)(char, char, DnnlDim, DnnlDim, DnnlDim, float, const std::uint16_t*, DnnlDim,
+                                const std::uint16_t*, DnnlDim, float, float*, DnnlDim);
 
 class OneDnnPeer final : public GemmPeer {
  public:
@@ -33,14 +33,11 @@ class OneDnnPeer final : public GemmPeer {
         // runtime oneDNN runs on, even if the binary carries another one.
         omp_set_num_threads_(library_.require<void (*)(int)>("omp_set_num_threads")) {
     const DnnlVersion* v = library_.require<const DnnlVersion* (*)()>("dnnl_version")();
-    version_ = std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-               std::to_string(v->patch);
+    version_ = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
   }
 
   std::string_view name() const override { return "onednn"; }
-  std::string description() const override {
-    return "oneDNN " + version_ + " (" + library_.path() + ")";
-  }
+  std::string description() const override { return "oneDNN " + version_ + " (" + library_.path() + ")"; }
   bool supports(DType dtype) const override {
     return dtype == DType::f32 || (dtype == DType::bf16 && gemm_bf16_ != nullptr);
   }
@@ -52,10 +49,8 @@ class OneDnnPeer final : public GemmPeer {
         dtype == DType::f32
             ? sgemm_('N', 'N', shape.m, shape.n, shape.k, 1.0f, static_cast<const float*>(a), lda,
                      static_cast<const float*>(b), ldb, 0.0f, static_cast<float*>(c), ldc)
-            : gemm_bf16_('N', 'N', shape.m, shape.n, shape.k, 1.0f,
-                         static_cast<const std::uint16_t*>(a), lda,
-                         static_cast<const std::uint16_t*>(b), ldb, 0.0f, static_cast<float*>(c),
-                         ldc);
+            : gemm_bf16_('N', 'N', shape.m, shape.n, shape.k, 1.0f, static_cast<const std::uint16_t*>(a), lda,
+                         static_cast<const std::uint16_t*>(b), ldb, 0.0f, static_cast<float*>(c), ldc);
     if (status != 0)
       throw std::runtime_error("oneDNN GEMM failed with dnnl_status_t " + std::to_string(status));
   }

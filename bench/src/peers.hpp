@@ -21,15 +21,15 @@ class CblasGemm {
  public:
   explicit CblasGemm(const SharedLibrary& library);
   bool supports(DType dtype) const { return dtype == DType::f32 || dtype == DType::f64; }
-  void gemm(std::string_view peer, DType dtype, const GemmShape& shape, const void* a,
-            std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) const;
+  void gemm(std::string_view peer, DType dtype, const GemmShape& shape, const void* a, std::int64_t lda,
+            const void* b, std::int64_t ldb, void* c, std::int64_t ldc) const;
 
  private:
   // CBLAS_ORDER and CBLAS_TRANSPOSE are plain ints in the ABI.
-  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
-                         float, float*, int);
-  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
-                         int, double, double*, int);
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
+                         float*, int);
+  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
   Sgemm sgemm_;
   Dgemm dgemm_;
 };

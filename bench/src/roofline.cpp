@@ -8,8 +8,7 @@ double simd_rate(DType dtype) { return dtype == DType::f64 ? 0.5 : dtype == DTyp
 
 double arithmetic_intensity(const GemmShape& shape, DType dtype) {
   const double m = double(shape.m), n = double(shape.n), k = double(shape.k);
-  const double bytes =
-      (m * k + k * n) * double(input_size(dtype)) + m * n * double(output_size(dtype));
+  const double bytes = (m * k + k * n) * double(input_size(dtype)) + m * n * double(output_size(dtype));
   return shape.flops() / bytes;
 }
 

@@ -12,9 +12,7 @@ SharedLibrary::SharedLibrary(const std::string& path) : path_(path) {
   }
 }
 
-void* SharedLibrary::find_address(const char* symbol) const {
-  return dlsym(handle_, symbol);
-}
+void* SharedLibrary::find_address(const char* symbol) const { return dlsym(handle_, symbol); }
 
 void* SharedLibrary::require_address(const char* symbol) const {
   void* address = dlsym(handle_, symbol);

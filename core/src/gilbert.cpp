@@ -52,8 +52,7 @@ struct CurveBuilder {
       if ((h2 % 2) && h > 2) bx2 += dbx, by2 += dby;
       walk(x, y, bx2, by2, ax2, ay2);
       walk(x + bx2, y + by2, ax, ay, bx - bx2, by - by2);
-      walk(x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2),
-           -(ay - ay2));
+      walk(x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2), -(ay - ay2));
     }
   }
 };

@@ -17,7 +17,8 @@ namespace sfc {
 namespace {
 
 void check_ld(Layout layout, std::int64_t ld, std::int64_t rows, std::int64_t cols, const char* name) {
-  if (layout == Layout::blocked) throw Error(std::string("pack/unpack of ") + name + " needs a plain layout (row or col)");
+  if (layout == Layout::blocked)
+    throw Error(std::string("pack/unpack of ") + name + " needs a plain layout (row or col)");
   const std::int64_t min = layout == Layout::row_major ? cols : rows;
   if (ld < std::max<std::int64_t>(min, 1))
     throw Error(std::string("leading dimension of ") + name + " is " + std::to_string(ld) +
@@ -78,8 +79,7 @@ void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
         for (int kk = 0; kk < rows; ++kk)
           for (int j = 0; j < cols; ++j) blk[j * bk + kk] = src(r0 + kk, c0 + j);
       } else {
-        for (int j = 0; j < cols; ++j)
-          std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
+        for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
       }
     }
 }

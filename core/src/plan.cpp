@@ -15,12 +15,12 @@ constexpr int max_knob = 8;
 void validate(const PlanRequest& r) {
   const auto& s = r.shape;
   if (s.m < 1 || s.n < 1 || s.k < 1)
-    throw Error("GEMM sizes must be positive, got M=" + std::to_string(s.m) + " N=" +
-                std::to_string(s.n) + " K=" + std::to_string(s.k));
+    throw Error("GEMM sizes must be positive, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                " K=" + std::to_string(s.k));
   constexpr std::int64_t max_extent = (std::int64_t(1) << 31) - 1;  // LIBXSMM's blasint is 32-bit
   if (s.m > max_extent || s.n > max_extent || s.k > max_extent)
-    throw Error("GEMM sizes must be below 2^31, got M=" + std::to_string(s.m) + " N=" +
-                std::to_string(s.n) + " K=" + std::to_string(s.k));
+    throw Error("GEMM sizes must be below 2^31, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                " K=" + std::to_string(s.k));
   if (r.k_layers < 1 || r.k_layers > max_knob)
     throw Error("k_layers must be in 1..8, got " + std::to_string(r.k_layers));
   if (r.k_block_factor < 1 || r.k_block_factor > max_knob)
@@ -41,18 +41,16 @@ void check_fits(double bytes, const std::string& what) {
 }
 
 // Splits [0, n) into `parts` nearly equal ranges; returns the start of `part`.
-std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) {
-  return n * part / parts;
-}
+std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) { return n * part / parts; }
 
 // The kernels of one operand map: a batch's consecutive A (B) blocks lie
 // at.a_k_block (at.b_k_block) elements apart; A, B and C are read with leading
 // dimensions lda, ldb, ldc.
 template <class Kernel, class Scalar>
-KernelPair<Kernel> dispatch(Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
-                                           libxsmm_blasint, libxsmm_blasint, const libxsmm_blasint*,
-                                           const libxsmm_blasint*, const libxsmm_blasint*,
-                                           const Scalar*, const Scalar*, const int*, const int*),
+KernelPair<Kernel> dispatch(Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                                           libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
+                                           const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
+                                           const int*),
                             const BlockSizes& b, const Addressing& at, libxsmm_blasint lda,
                             libxsmm_blasint ldb, libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
   const Scalar alpha = 1, beta0 = 0, beta1 = 1;
@@ -96,7 +94,8 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
     AlignedBuffer& buffer;
     std::size_t bytes;
   };
-  Need needs[] = {{copy.a, p.a_packed, a_bytes}, {copy.b, p.b_packed, b_bytes}, {copy.c, p.c_packed, c_bytes}};
+  Need needs[] = {
+      {copy.a, p.a_packed, a_bytes}, {copy.b, p.b_packed, b_bytes}, {copy.c, p.c_packed, c_bytes}};
   double held = double(p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes());
   double more = 0;
   for (const Need& n : needs)
@@ -122,8 +121,8 @@ using Prologue = std::function<void()>;
 // layer 0, so each "team" of threads owns one copy of C and each thread a
 // contiguous stretch of the curve -- a compact patch of C tiles.
 template <class In, class Out, class Kernel>
-void run_sfc_ca(const GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel>& kernel,
-                const In* a, const In* b, Out* c, const Prologue& prologue) {
+void run_sfc_ca(const GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel>& kernel, const In* a,
+                const In* b, Out* c, const Prologue& prologue) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
@@ -140,10 +139,10 @@ void run_sfc_ca(const GemmPlan::Impl& p, const Addressing& at, const KernelPair<
         const GridCell tile = p.curve[t % tiles];  // (im, in)
         const KSlice& ks = p.slice(round, layer);
         Out* c_layer = layer == 0 ? c : copies + (layer - 1) * at.c_copy;
-        (round == 0 ? kernel.first : kernel.rest)(
-            a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
-            b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
-            c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block, &ks.count);
+        (round == 0 ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
+                                                  b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
+                                                  c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block,
+                                                  &ks.count);
       }
     }
     if (p.layers > 1) {  // add the copies into C, tile by tile in curve order
@@ -208,12 +207,16 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   libxsmm_init();
   const std::int64_t bm = p.blocks.bm, bn = p.blocks.bn, bk = p.blocks.bk;
   const std::int64_t a_block = bm * bk, b_block = bk * bn, c_block = bm * bn;
-  p.blocked_map.at = {.a_row_block = p.kb * a_block, .a_k_block = a_block,
-                      .b_col_block = p.kb * b_block, .b_k_block = b_block,
-                      .c_row_block = c_block, .c_col_block = p.mb * c_block, .c_column = bm,
+  p.blocked_map.at = {.a_row_block = p.kb * a_block,
+                      .a_k_block = a_block,
+                      .b_col_block = p.kb * b_block,
+                      .b_k_block = b_block,
+                      .c_row_block = c_block,
+                      .c_col_block = p.mb * c_block,
+                      .c_column = bm,
                       .c_copy = std::int64_t(p.c_elements())};
-  const bool ok = dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(bk),
-                                   libxsmm_blasint(bm));
+  const bool ok =
+      dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(bm));
   // Plain matrices in place, in the loop's column-major terms (a row-major
   // plan's problem is the transpose): A is m x k, B k x n, C m x n. A is what
   // the kernel re-reads (once per group of C columns), so it stays packed: a
@@ -275,8 +278,12 @@ BlockSizes GemmPlan::blocks() const {
 std::int64_t GemmPlan::mb() const { return impl_->transposed ? impl_->nb : impl_->mb; }
 std::int64_t GemmPlan::nb() const { return impl_->transposed ? impl_->mb : impl_->nb; }
 std::int64_t GemmPlan::kb() const { return impl_->kb; }
-std::size_t GemmPlan::a_elements() const { return impl_->transposed ? impl_->b_elements() : impl_->a_elements(); }
-std::size_t GemmPlan::b_elements() const { return impl_->transposed ? impl_->a_elements() : impl_->b_elements(); }
+std::size_t GemmPlan::a_elements() const {
+  return impl_->transposed ? impl_->b_elements() : impl_->a_elements();
+}
+std::size_t GemmPlan::b_elements() const {
+  return impl_->transposed ? impl_->a_elements() : impl_->b_elements();
+}
 std::size_t GemmPlan::c_elements() const { return impl_->c_elements(); }
 std::size_t GemmPlan::workspace_bytes() const {
   const Impl& p = *impl_;
@@ -308,7 +315,9 @@ void run(const GemmPlan::Impl& p, const OperandMap& map, const void* a, const vo
 
 }  // namespace
 
-void GemmPlan::execute(const void* a, const void* b, void* c) const { run(*impl_, impl_->blocked_map, a, b, c); }
+void GemmPlan::execute(const void* a, const void* b, void* c) const {
+  run(*impl_, impl_->blocked_map, a, b, c);
+}
 
 // The in-place kernels were built for the plan's own layout and tight leading
 // dimensions. In the loop's terms B and C go in place; a row-major plan's loop
@@ -327,13 +336,14 @@ GemmCopies GemmPlan::copies(Layout layout, std::int64_t lda, std::int64_t ldb, s
   return {true, true, true};
 }
 
-void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b,
-                    std::int64_t ldb, void* c, std::int64_t ldc) const {
+void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
+                    std::int64_t ldc) const {
   const Impl& p = *impl_;
   if (layout == Layout::blocked) return execute(a, b, c);
   if (!p.plain)
-    throw Error("this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
-                "on plain matrices");
+    throw Error(
+        "this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
+        "on plain matrices");
   const GemmCopies copy = copies(layout, lda, ldb, ldc);
   if (copy.a) check_operand_ld(p, Operand::a, layout, lda);
   if (copy.b) check_operand_ld(p, Operand::b, layout, ldb);

@@ -74,7 +74,7 @@ struct GemmPlan::Impl {
   OperandMap b_in_place_map;
   OperandMap c_in_place_map;
 
-  AlignedBuffer scratch;                  // C copies of layers 1..layers-1
+  AlignedBuffer scratch;  // C copies of layers 1..layers-1
   // gemm()'s buffers, plain layouts only: those a call in the plan's own
   // layout with tight leading dimensions needs are allocated with the plan,
   // the others by the first call that needs them.

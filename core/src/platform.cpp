@@ -95,7 +95,8 @@ Platform load(const std::string& source) {
   if (!xml && !source.empty() && hwloc_topology_set_synthetic(topology.get(), source.c_str()) != 0)
     throw Error("hwloc cannot parse the synthetic topology '" + source + "'");
   if (hwloc_topology_load(topology.get()) != 0)
-    throw Error("hwloc cannot load the topology of " + (source.empty() ? std::string("this machine") : source));
+    throw Error("hwloc cannot load the topology of " +
+                (source.empty() ? std::string("this machine") : source));
   return read_topology(topology.get());
 }
 
@@ -126,14 +127,9 @@ std::string fingerprint(std::span<const std::string> fields) {
 }
 
 std::string Platform::hash() const {
-  const std::string fields[] = {cpu_model,
-                                std::to_string(cores),
-                                std::to_string(threads),
-                                size_text(l1d_bytes),
-                                size_text(l2_bytes),
-                                size_text(l3_bytes),
-                                std::to_string(numa_nodes),
-                                isa};
+  const std::string fields[] = {
+      cpu_model,           std::to_string(cores), std::to_string(threads),    size_text(l1d_bytes),
+      size_text(l2_bytes), size_text(l3_bytes),   std::to_string(numa_nodes), isa};
   return fingerprint(fields);
 }
 
@@ -154,12 +150,9 @@ Platform platform_from_topology(const std::string& source, int threads) {
 
 std::string_view to_string(PlatformMatch match) {
   switch (match) {
-    case PlatformMatch::exact:
-      return "exact";
-    case PlatformMatch::compatible:
-      return "compatible";
-    case PlatformMatch::foreign:
-      return "foreign";
+    case PlatformMatch::exact: return "exact";
+    case PlatformMatch::compatible: return "compatible";
+    case PlatformMatch::foreign: return "foreign";
   }
   return "?";
 }
@@ -192,7 +185,7 @@ PlatformComparison compare_platforms(const Platform& tuned, const Platform& here
   }
   differ("cpu_model", tuned.cpu_model, here.cpu_model, false);
   differ("cores", std::to_string(tuned.cores), std::to_string(here.cores), false);
-  c.match = foreign ? PlatformMatch::foreign
+  c.match = foreign                             ? PlatformMatch::foreign
             : c.differences.empty() && !unknown ? PlatformMatch::exact
                                                 : PlatformMatch::compatible;
   if (unknown && c.match == PlatformMatch::compatible && c.differences.empty())

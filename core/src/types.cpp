@@ -41,9 +41,7 @@ Layout parse_layout(std::string_view text) {
   throw Error("unknown layout '" + std::string(text) + "' (expected blocked, row or col)");
 }
 
-std::size_t input_size(DType dtype) {
-  return dtype == DType::f64 ? 8 : dtype == DType::f32 ? 4 : 2;
-}
+std::size_t input_size(DType dtype) { return dtype == DType::f64 ? 8 : dtype == DType::f32 ? 4 : 2; }
 
 std::size_t output_size(DType dtype) { return dtype == DType::f64 ? 8 : 4; }
 

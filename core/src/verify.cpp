@@ -63,7 +63,8 @@ CheckResult check_against_reference(const GemmPlan& plan, Layout layout, std::ui
   const DType dt = plan.dtype();
   const bool row = layout != Layout::col_major;  // blocked is packed from row-major
   const std::size_t in = input_size(dt), out = output_size(dt);
-  AlignedBuffer a(std::size_t(s.m * s.k) * in), b(std::size_t(s.k * s.n) * in), c(std::size_t(s.m * s.n) * out);
+  AlignedBuffer a(std::size_t(s.m * s.k) * in), b(std::size_t(s.k * s.n) * in),
+      c(std::size_t(s.m * s.n) * out);
   fill_uniform(a.data(), std::size_t(s.m * s.k), dt, seed);
   fill_uniform(b.data(), std::size_t(s.k * s.n), dt, seed + 1);
   const std::int64_t lda = row ? s.k : s.m, ldb = row ? s.n : s.k, ldc = row ? s.n : s.m;

@@ -56,7 +56,8 @@ bool CsvReader::next(std::vector<std::string>& fields) {
       field += c;
     }
   }
-  if (quoted) throw Error("line " + std::to_string(record_line_) + ": a quoted CSV field never ends (truncated?)");
+  if (quoted)
+    throw Error("line " + std::to_string(record_line_) + ": a quoted CSV field never ends (truncated?)");
   fields.push_back(std::move(field));
   rest_.remove_prefix(i);
   return true;

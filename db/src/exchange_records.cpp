@@ -110,18 +110,12 @@ json to_json(const Measurement& m) {
 }
 
 json to_json(const Winner& w) {
-  return {{"m", w.shape.m},
-          {"n", w.shape.n},
-          {"k", w.shape.k},
-          {"dtype", std::string(to_string(w.dtype))},
-          {"threads", w.threads},
-          {"layout", std::string(to_string(w.layout))},
-          {"k_layers", w.k_layers},
-          {"k_block_factor", w.k_block_factor},
-          {"mean_s", w.mean_s},
-          {"min_s", w.min_s},
-          {"reps", w.reps},
-          {"gflops", w.shape.flops() / w.min_s * 1e-9}};
+  return {{"m", w.shape.m},         {"n", w.shape.n},
+          {"k", w.shape.k},         {"dtype", std::string(to_string(w.dtype))},
+          {"threads", w.threads},   {"layout", std::string(to_string(w.layout))},
+          {"k_layers", w.k_layers}, {"k_block_factor", w.k_block_factor},
+          {"mean_s", w.mean_s},     {"min_s", w.min_s},
+          {"reps", w.reps},         {"gflops", w.shape.flops() / w.min_s * 1e-9}};
 }
 
 json to_json(const Platform& p) {
@@ -187,8 +181,8 @@ Platform platform_from_json(const json& o) {
   return p;
 }
 
-void keep_newer_calibration(TuningStore& store, const std::string& platform_hash, const Calibration& calibration,
-                            const std::string& measured_at) {
+void keep_newer_calibration(TuningStore& store, const std::string& platform_hash,
+                            const Calibration& calibration, const std::string& measured_at) {
   const std::optional<std::string> stored = store.calibration_time(platform_hash);
   if (!stored || *stored < measured_at) store.save_calibration(platform_hash, calibration, measured_at);
 }
@@ -200,12 +194,14 @@ json cell_to_json(std::string_view name, FieldKind kind, std::string_view cell) 
   if (kind == FieldKind::integer) {
     std::int64_t value = 0;
     const auto [at, ec] = std::from_chars(cell.data(), end, value);
-    if (ec != std::errc{} || at != end) throw Error(std::string(name) + ": '" + std::string(cell) + "' is not an integer");
+    if (ec != std::errc{} || at != end)
+      throw Error(std::string(name) + ": '" + std::string(cell) + "' is not an integer");
     return value;
   }
   double value = 0;
   const auto [at, ec] = std::from_chars(cell.data(), end, value);
-  if (ec != std::errc{} || at != end) throw Error(std::string(name) + ": '" + std::string(cell) + "' is not a number");
+  if (ec != std::errc{} || at != end)
+    throw Error(std::string(name) + ": '" + std::string(cell) + "' is not a number");
   return value;
 }
 
@@ -214,7 +210,8 @@ std::string json_to_cell(const json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_float()) {
     char text[32];
-    const auto [end, ec] = std::to_chars(text, text + sizeof text, value.get<double>());  // shortest exact form
+    const auto [end, ec] =
+        std::to_chars(text, text + sizeof text, value.get<double>());  // shortest exact form
     return std::string(text, ec == std::errc{} ? end : text);
   }
   return value.dump();

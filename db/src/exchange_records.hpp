@@ -34,8 +34,8 @@ Platform platform_from_json(const nlohmann::ordered_json& object);
 
 // Stores `calibration` for the platform unless the store holds a newer one
 // (time stamps compare as text: ISO-8601 UTC sorts by time).
-void keep_newer_calibration(TuningStore& store, const std::string& platform_hash, const Calibration& calibration,
-                            const std::string& measured_at);
+void keep_newer_calibration(TuningStore& store, const std::string& platform_hash,
+                            const Calibration& calibration, const std::string& measured_at);
 
 // A CSV cell as a JSON value of `kind` (empty text: null); throws sfc::Error.
 nlohmann::ordered_json cell_to_json(std::string_view name, FieldKind kind, std::string_view text);

@@ -26,21 +26,26 @@ Int parse_count(std::string_view name, std::string_view text) {
 }
 
 // One entry per Platform member: a text field, or a count (int or size_t).
-#define SFC_PLATFORM_TEXT(member, identity)                                                 \
-  PlatformField{#member, false, identity, false, [](const Platform& p) { return p.member; }, \
-                [](Platform& p, std::string_view t) { p.member = std::string(t); }}
-#define SFC_PLATFORM_COUNT(member, added_with_hwloc)                                         \
-  PlatformField{#member, true, true, added_with_hwloc,                                        \
+#define SFC_PLATFORM_TEXT(member, identity)                                                               \
+  PlatformField {                                                                                         \
+#member, false, identity, false,                                                                      \
+        [](const Platform& p) { return p.member; }, [](Platform & p,                                      \
+                                                       std::string_view t) { p.member = std::string(t); } \
+  }
+#define SFC_PLATFORM_COUNT(member, added_with_hwloc)                            \
+  PlatformField {                                                               \
+#member, true, true, added_with_hwloc,                                        \
                 [](const Platform& p) { return std::to_string(p.member); },                   \
                 [](Platform& p, std::string_view t) {                                         \
                   p.member = parse_count<decltype(p.member)>(#member, t);                     \
-                }}
+                } \
+  }
 
 const std::array<PlatformField, 10> kFields = {
-    SFC_PLATFORM_TEXT(cpu_model, true),       SFC_PLATFORM_COUNT(cores, false),
-    SFC_PLATFORM_COUNT(threads, false),       SFC_PLATFORM_COUNT(l1d_bytes, false),
-    SFC_PLATFORM_COUNT(l2_bytes, false),      SFC_PLATFORM_COUNT(l3_bytes, false),
-    SFC_PLATFORM_COUNT(numa_nodes, true),     SFC_PLATFORM_TEXT(isa, true),
+    SFC_PLATFORM_TEXT(cpu_model, true),        SFC_PLATFORM_COUNT(cores, false),
+    SFC_PLATFORM_COUNT(threads, false),        SFC_PLATFORM_COUNT(l1d_bytes, false),
+    SFC_PLATFORM_COUNT(l2_bytes, false),       SFC_PLATFORM_COUNT(l3_bytes, false),
+    SFC_PLATFORM_COUNT(numa_nodes, true),      SFC_PLATFORM_TEXT(isa, true),
     SFC_PLATFORM_TEXT(libxsmm_version, false), SFC_PLATFORM_TEXT(compiler, false),
 };
 
@@ -70,8 +75,8 @@ void verify_platform_hash(Platform& platform, const std::string& stored_hash) {
     platform.l3_bytes = 0;  // read by sysconf: neither per instance nor stable
     return;
   }
-  throw Error("the platform hash " + stored_hash + " does not match its fields (they hash to " + platform.hash() +
-              "): the platform block was edited or damaged");
+  throw Error("the platform hash " + stored_hash + " does not match its fields (they hash to " +
+              platform.hash() + "): the platform block was edited or damaged");
 }
 
 }  // namespace sfc

@@ -278,24 +278,30 @@ void rekey_platforms(sqlite::Database& db) {
     for (std::size_t i = 1; i < ids.size(); ++i) {
       const std::string from = std::to_string(ids[i]), into = std::to_string(keep);
       // A measurement present under both ids (imported twice) is kept once.
-      db.exec(("UPDATE OR IGNORE measurements SET platform_id = " + into + " WHERE platform_id = " + from +
-               "; DELETE FROM measurements WHERE platform_id = " + from +
-               "; INSERT INTO calibrations SELECT " + into +
-               ", gamma_gflops_per_core, beta_gbytes_per_s, measured_at FROM calibrations WHERE platform_id = " +
-               from + " AND true ON CONFLICT (platform_id) DO UPDATE SET "
-               "gamma_gflops_per_core = excluded.gamma_gflops_per_core, "
-               "beta_gbytes_per_s = excluded.beta_gbytes_per_s, measured_at = excluded.measured_at "
-               "WHERE excluded.measured_at > calibrations.measured_at"
-               "; DELETE FROM calibrations WHERE platform_id = " + from +
-               "; DELETE FROM winning_configs WHERE platform_id IN (" + from + ", " + into + ")"
-               "; DELETE FROM platforms WHERE id = " + from + ";")
-                  .c_str());
+      db.exec(
+          ("UPDATE OR IGNORE measurements SET platform_id = " + into + " WHERE platform_id = " + from +
+           "; DELETE FROM measurements WHERE platform_id = " + from + "; INSERT INTO calibrations SELECT " +
+           into +
+           ", gamma_gflops_per_core, beta_gbytes_per_s, measured_at FROM calibrations WHERE platform_id = " +
+           from +
+           " AND true ON CONFLICT (platform_id) DO UPDATE SET "
+           "gamma_gflops_per_core = excluded.gamma_gflops_per_core, "
+           "beta_gbytes_per_s = excluded.beta_gbytes_per_s, measured_at = excluded.measured_at "
+           "WHERE excluded.measured_at > calibrations.measured_at"
+           "; DELETE FROM calibrations WHERE platform_id = " +
+           from + "; DELETE FROM winning_configs WHERE platform_id IN (" + from + ", " + into +
+           ")"
+           "; DELETE FROM platforms WHERE id = " +
+           from + ";")
+              .c_str());
       db.exec(("INSERT INTO winning_configs (platform_id, shape_id, dtype, threads, layout, k_layers, "
                "k_block_factor, mean_s, min_s, reps) "
-               "SELECT platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, mean_s, min_s, reps "
+               "SELECT platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor, mean_s, "
+               "min_s, reps "
                "FROM (SELECT *, row_number() OVER (PARTITION BY shape_id, dtype, threads, layout "
                "ORDER BY min_s, k_layers, k_block_factor) AS place FROM config_times "
-               "WHERE platform_id = " + into + " AND screening = 0) WHERE place = 1;")
+               "WHERE platform_id = " +
+               into + " AND screening = 0) WHERE place = 1;")
                   .c_str());
     }
     set_hash.bind(1, keep).bind(2, hash);
@@ -321,8 +327,9 @@ int version_of(const Snapshot& s, const std::string& path) {
     throw Error(path + " is an SQLite database of another program, not an sfc-tune database");
   if (s.user_version < 1 || s.user_version > kVersion)
     throw Error(path + " has schema version " + std::to_string(s.user_version) + ", " +
-                (s.user_version < 1 ? "which no sfc-tune writes" : "newer than the version " +
-                 std::to_string(kVersion) + " this sfc-tune understands; use a newer sfc-tune"));
+                (s.user_version < 1 ? "which no sfc-tune writes"
+                                    : "newer than the version " + std::to_string(kVersion) +
+                                          " this sfc-tune understands; use a newer sfc-tune"));
   return static_cast<int>(s.user_version);
 }
 

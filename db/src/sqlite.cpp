@@ -88,8 +88,7 @@ bool Statement::step() {
 }
 
 void Statement::run() {
-  while (step()) {
-  }
+  while (step()) {}
 }
 
 void Statement::reset() {
@@ -99,7 +98,8 @@ void Statement::reset() {
 
 std::string Statement::text(int column) const {
   const auto* chars = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-  return chars ? std::string(chars, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
+  return chars ? std::string(chars, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
+               : std::string();
 }
 
 Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }

@@ -31,9 +31,9 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   const std::string& path() const { return path_; }
-  void exec(const char* sql);                // one or more statements, no results
+  void exec(const char* sql);  // one or more statements, no results
   Statement prepare(std::string_view sql);
-  void rollback() noexcept;                  // undoes the open transaction, if any
+  void rollback() noexcept;  // undoes the open transaction, if any
   bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
   std::int64_t changes() const { return sqlite3_changes64(db_); }
 

@@ -62,7 +62,8 @@ std::vector<std::string> platform_columns() {
 
 std::vector<std::string> platform_cells(const json& platform) {
   std::vector<std::string> cells = {platform["hash"].get<std::string>()};
-  for (const PlatformField& f : platform_fields()) cells.push_back(json_to_cell(platform[std::string(f.name)]));
+  for (const PlatformField& f : platform_fields())
+    cells.push_back(json_to_cell(platform[std::string(f.name)]));
   const json& c = platform["calibration"];
   for (const char* key : {"gamma_gflops_per_core", "beta_gbytes_per_s", "measured_at"})
     cells.push_back(c.is_null() ? "" : json_to_cell(c[key]));
@@ -70,11 +71,12 @@ std::vector<std::string> platform_cells(const json& platform) {
 }
 
 // A configuration of a shape, from a winner or a measurement object.
-using ConfigKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string, int, std::string, int, int>;
+using ConfigKey =
+    std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string, int, std::string, int, int>;
 ConfigKey config_key(const json& o) {
-  return {o["m"].get<std::int64_t>(), o["n"].get<std::int64_t>(), o["k"].get<std::int64_t>(),
-          o["dtype"].get<std::string>(), o["threads"].get<int>(), o["layout"].get<std::string>(),
-          o["k_layers"].get<int>(), o["k_block_factor"].get<int>()};
+  return {o["m"].get<std::int64_t>(),    o["n"].get<std::int64_t>(),    o["k"].get<std::int64_t>(),
+          o["dtype"].get<std::string>(), o["threads"].get<int>(),       o["layout"].get<std::string>(),
+          o["k_layers"].get<int>(),      o["k_block_factor"].get<int>()};
 }
 
 std::string csv_text(const json& platforms, bool all) {
@@ -130,7 +132,8 @@ json describe_snapshot(const TuningStore& store) {
                                    {"measurements", g.measurements}});
     platforms.push_back(std::move(object));
   }
-  return {{"db", store.path()}, {"schema_version", store.schema_version()}, {"platforms", std::move(platforms)}};
+  return {
+      {"db", store.path()}, {"schema_version", store.schema_version()}, {"platforms", std::move(platforms)}};
 }
 
 }  // namespace
@@ -180,8 +183,8 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
     if (hashes.size() != 1) {
       std::string list;
       for (const std::string& h : hashes) list += " " + h;
-      throw Error("a table holds one platform, and " + store.path() + " has " + std::to_string(hashes.size()) + ":" +
-                  list + "; choose one with --platform HASH");
+      throw Error("a table holds one platform, and " + store.path() + " has " +
+                  std::to_string(hashes.size()) + ":" + list + "; choose one with --platform HASH");
     }
     const TuningTable table = store.table(hashes.front());
     table.save(request.path);

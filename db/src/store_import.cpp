@@ -27,7 +27,8 @@ struct ImportBatch {
 std::optional<std::pair<Calibration, std::string>> calibration_from_json(const json& c) {
   if (c.is_null()) return std::nullopt;
   const auto number = [&](const char* key) {
-    if (!c.contains(key) || !c[key].is_number()) throw Error(std::string("calibration.") + key + ": not a number");
+    if (!c.contains(key) || !c[key].is_number())
+      throw Error(std::string("calibration.") + key + ": not a number");
     return c[key].get<double>();
   };
   if (!c.contains("measured_at") || !c["measured_at"].is_string())
@@ -43,9 +44,12 @@ std::size_t nesting_depth(const std::string& text) {
   bool in_string = false, escaped = false;
   for (const char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -64,7 +68,8 @@ ImportBatch read_json_document(const std::string& path, const json& document);
 
 ImportBatch read_json(const std::string& path, const std::string& text) {
   if (nesting_depth(text) > kMaxJsonDepth)
-    throw Error(path + ": not an sfc-tune export (nested deeper than " + std::to_string(kMaxJsonDepth) + " levels)");
+    throw Error(path + ": not an sfc-tune export (nested deeper than " + std::to_string(kMaxJsonDepth) +
+                " levels)");
   json document;
   try {
     document = json::parse(text);
@@ -97,9 +102,10 @@ ImportBatch read_json_document(const std::string& path, const json& document) {
     std::string where = path + ": platforms[" + std::to_string(i++) + "]";
     try {
       if (!object.is_object()) throw Error("not an object");
-      ImportBatch::PlatformPart part{.platform = platform_from_json(object),
-                                     .calibration = calibration_from_json(object.value("calibration", json())),
-                                     .measurements = {}};
+      ImportBatch::PlatformPart part{
+          .platform = platform_from_json(object),
+          .calibration = calibration_from_json(object.value("calibration", json())),
+          .measurements = {}};
       if (!object.contains("measurements") || !object["measurements"].is_array())
         throw Error("\"measurements\" is missing");
       std::size_t j = 0;
@@ -166,12 +172,15 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
         json platform = {{"hash", hash}};
         for (auto [f, at] : platform_at)
           platform[std::string(f->name)] =
-              cell_to_json("platform_" + std::string(f->name), f->numeric ? FieldKind::integer : FieldKind::text, cells[at]);
+              cell_to_json("platform_" + std::string(f->name),
+                           f->numeric ? FieldKind::integer : FieldKind::text, cells[at]);
         json calibration = nullptr;
         if (!cells[calibrated_at].empty())
-          calibration = {{"gamma_gflops_per_core", cell_to_json("gamma_gflops_per_core", FieldKind::real, cells[gamma_at])},
-                         {"beta_gbytes_per_s", cell_to_json("beta_gbytes_per_s", FieldKind::real, cells[beta_at])},
-                         {"measured_at", cells[calibrated_at]}};
+          calibration = {
+              {"gamma_gflops_per_core",
+               cell_to_json("gamma_gflops_per_core", FieldKind::real, cells[gamma_at])},
+              {"beta_gbytes_per_s", cell_to_json("beta_gbytes_per_s", FieldKind::real, cells[beta_at])},
+              {"measured_at", cells[calibrated_at]}};
         part = batch.platforms
                    .emplace(hash, ImportBatch::PlatformPart{.platform = platform_from_json(platform),
                                                             .calibration = calibration_from_json(calibration),
@@ -201,7 +210,8 @@ ImportBatch read_export(const std::string& path) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw Error(path + " is empty");
   if (text.compare(first, 10, "sfc-table ") == 0)
-    throw Error(path + " is a tuning table, which holds winners only; import a csv or json export made with --all");
+    throw Error(path +
+                " is a tuning table, which holds winners only; import a csv or json export made with --all");
   return text[first] == '{' ? read_json(path, text) : read_csv(path, text);
 }
 
@@ -225,7 +235,8 @@ ExchangeCounts import_results(TuningStore& store, const std::string& path) {
     for (const auto& [key, part] : batch.platforms) {
       const std::string hash = part.platform.hash();  // a legacy record's key is its old hash
       store.upsert_platform(part.platform);
-      if (part.calibration) keep_newer_calibration(store, hash, part.calibration->first, part.calibration->second);
+      if (part.calibration)
+        keep_newer_calibration(store, hash, part.calibration->first, part.calibration->second);
       const std::int64_t added = store.record(hash, part.measurements);
       counts.measurements += added;
       counts.duplicates += static_cast<std::int64_t>(part.measurements.size()) - added;

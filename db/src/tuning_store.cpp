@@ -47,7 +47,8 @@ constexpr const char* kMeasurementSelect =
     "r.screening, r.measured_at, r.layout FROM measurements AS r JOIN shapes AS s ON s.id = r.shape_id "
     "JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1";
 constexpr const char* kMeasurementOrder =
-    " ORDER BY s.m, s.n, s.k, r.dtype, r.threads, r.layout, r.k_layers, r.k_block_factor, r.screening, r.measured_at";
+    " ORDER BY s.m, s.n, s.k, r.dtype, r.threads, r.layout, r.k_layers, r.k_block_factor, r.screening, "
+    "r.measured_at";
 
 Measurement read_measurement(const sqlite::Statement& row) {
   Measurement m;
@@ -58,7 +59,8 @@ Measurement read_measurement(const sqlite::Statement& row) {
   m.k_block_factor = static_cast<int>(row.integer(6));
   m.effective_k_layers = static_cast<int>(row.integer(7));
   m.effective_k_block_factor = static_cast<int>(row.integer(8));
-  m.blocks = {static_cast<int>(row.integer(9)), static_cast<int>(row.integer(10)), static_cast<int>(row.integer(11))};
+  m.blocks = {static_cast<int>(row.integer(9)), static_cast<int>(row.integer(10)),
+              static_cast<int>(row.integer(11))};
   m.warmup = static_cast<int>(row.integer(12));
   m.reps = static_cast<int>(row.integer(13));
   m.mean_s = row.real(14);
@@ -102,10 +104,9 @@ sqlite::Database open_database(const std::string& path, TuningStore::Mode mode) 
     if (!fs::is_directory(parent, error))
       throw Error("cannot create database " + path + ": directory " + parent.string() + " does not exist");
   }
-  const int flags = mode == TuningStore::Mode::read_only ? SQLITE_OPEN_READONLY
-                    : mode == TuningStore::Mode::read_write
-                        ? SQLITE_OPEN_READWRITE
-                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int flags = mode == TuningStore::Mode::read_only    ? SQLITE_OPEN_READONLY
+                    : mode == TuningStore::Mode::read_write ? SQLITE_OPEN_READWRITE
+                                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   return sqlite::Database(path, flags);
 }
 
@@ -224,7 +225,8 @@ int TuningStore::schema_version() const {
 }
 
 std::vector<Platform> TuningStore::platforms() const {
-  sqlite::Statement query = impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms ORDER BY hash");
+  sqlite::Statement query =
+      impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms ORDER BY hash");
   std::vector<Platform> out;
   while (query.step()) out.push_back(read_platform(query, 0));
   return out;
@@ -243,8 +245,9 @@ void TuningStore::upsert_platform(const Platform& platform) {
   if (const std::optional<Platform> stored = this->platform(hash)) {
     for (const PlatformField& field : platform_fields())
       if (field.identity && field.get(*stored) != field.get(platform))
-        throw Error("database " + path() + ": platform hash " + hash + " already names a different platform (" +
-                    std::string(field.name) + " '" + field.get(*stored) + "' vs '" + field.get(platform) + "')");
+        throw Error("database " + path() + ": platform hash " + hash +
+                    " already names a different platform (" + std::string(field.name) + " '" +
+                    field.get(*stored) + "' vs '" + field.get(platform) + "')");
     return;
   }
   std::string placeholders;
@@ -263,7 +266,8 @@ void TuningStore::upsert_platform(const Platform& platform) {
   insert.run();
 }
 
-std::int64_t TuningStore::record(const std::string& platform_hash, std::span<const Measurement> measurements) {
+std::int64_t TuningStore::record(const std::string& platform_hash,
+                                 std::span<const Measurement> measurements) {
   sqlite::Database& db = impl_->db;
   // Inside a batch, the batch's transaction holds these rows; alone, one
   // transaction per call keeps a recorded shape whole or absent.
@@ -277,7 +281,8 @@ std::int64_t TuningStore::record(const std::string& platform_hash, std::span<con
   sqlite::Statement insert = db.prepare(
       "INSERT INTO measurements (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, "
       "effective_k_layers, effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, "
-      "screening, measured_at, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "screening, measured_at, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+      "?15, "
       "?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING");
   std::int64_t added = 0;
   // (shape id, dtype, threads, layout)
@@ -337,10 +342,9 @@ std::vector<Measurement> TuningStore::measurements(const std::string& platform_h
 
 std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, DType dtype, int threads,
                                                    Layout layout) const {
-  return impl_->measurements(" AND r.dtype = ?2 AND r.threads = ?3 AND r.layout = ?4", platform_hash,
-                             [&](sqlite::Statement& q) {
-                               q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
-                             });
+  return impl_->measurements(
+      " AND r.dtype = ?2 AND r.threads = ?3 AND r.layout = ?4", platform_hash,
+      [&](sqlite::Statement& q) { q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout)); });
 }
 
 std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, const GemmShape& shape,
@@ -359,14 +363,13 @@ std::vector<Winner> TuningStore::winners(const std::string& platform_hash) const
 
 std::vector<Winner> TuningStore::winners(const std::string& platform_hash, DType dtype, int threads,
                                          Layout layout) const {
-  return impl_->winners(" AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4", platform_hash,
-                        [&](sqlite::Statement& q) {
-                          q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
-                        });
+  return impl_->winners(
+      " AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4", platform_hash,
+      [&](sqlite::Statement& q) { q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout)); });
 }
 
-std::optional<Winner> TuningStore::winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
-                                          int threads, Layout layout) const {
+std::optional<Winner> TuningStore::winner(const std::string& platform_hash, const GemmShape& shape,
+                                          DType dtype, int threads, Layout layout) const {
   std::vector<Winner> found = impl_->winners(
       " AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4 AND w.m = ?5 AND w.n = ?6 AND w.k = ?7",
       platform_hash, [&](sqlite::Statement& q) {
@@ -380,7 +383,8 @@ std::optional<Winner> TuningStore::winner(const std::string& platform_hash, cons
 std::vector<ResultGroup> TuningStore::result_groups(const std::string& platform_hash) const {
   sqlite::Statement query = impl_->db.prepare(
       "SELECT r.dtype, r.threads, COUNT(DISTINCT r.shape_id), COUNT(*), "
-      "  (SELECT COUNT(*) FROM winning_configs AS w WHERE w.platform_id = r.platform_id AND w.dtype = r.dtype "
+      "  (SELECT COUNT(*) FROM winning_configs AS w WHERE w.platform_id = r.platform_id AND w.dtype = "
+      "r.dtype "
       "   AND w.threads = r.threads AND w.layout = r.layout), r.layout "
       "FROM measurements AS r JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1 "
       "GROUP BY r.dtype, r.threads, r.layout ORDER BY r.dtype, r.threads, r.layout");
@@ -408,10 +412,13 @@ void TuningStore::save_calibration(const std::string& platform_hash, const Calib
   sqlite::Statement upsert = impl_->db.prepare(
       "INSERT INTO calibrations (platform_id, gamma_gflops_per_core, beta_gbytes_per_s, measured_at) "
       "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (platform_id) DO UPDATE SET "
-      "gamma_gflops_per_core = excluded.gamma_gflops_per_core, beta_gbytes_per_s = excluded.beta_gbytes_per_s, "
+      "gamma_gflops_per_core = excluded.gamma_gflops_per_core, beta_gbytes_per_s = "
+      "excluded.beta_gbytes_per_s, "
       "measured_at = excluded.measured_at");
   upsert.bind(1, impl_->platform_id(platform_hash));
-  upsert.bind(2, calibration.gamma_gflops_per_core).bind(3, calibration.beta_gbytes_per_s).bind(4, measured_at);
+  upsert.bind(2, calibration.gamma_gflops_per_core)
+      .bind(3, calibration.beta_gbytes_per_s)
+      .bind(4, measured_at);
   upsert.run();
 }
 
@@ -426,7 +433,8 @@ Calibration TuningStore::calibration(const std::string& platform_hash) const {
 
 std::optional<std::string> TuningStore::calibration_time(const std::string& platform_hash) const {
   sqlite::Statement query = impl_->db.prepare(
-      "SELECT c.measured_at FROM calibrations AS c JOIN platforms AS p ON p.id = c.platform_id WHERE p.hash = ?1");
+      "SELECT c.measured_at FROM calibrations AS c JOIN platforms AS p ON p.id = c.platform_id WHERE p.hash "
+      "= ?1");
   query.bind(1, platform_hash);
   if (!query.step()) return std::nullopt;
   return query.text(0);
@@ -459,7 +467,8 @@ TuningTable TuningStore::table(const std::string& platform_hash) const {
   });
 }
 
-TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, int threads, Layout layout) const {
+TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, int threads,
+                               Layout layout) const {
   return snapshot([&] {
     const std::optional<Platform> platform = this->platform(platform_hash);
     if (!platform) throw Error("database " + path() + " has no platform " + platform_hash);
@@ -470,7 +479,8 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
     sqlite::Statement times = impl_->db.prepare(
         "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.min_s FROM config_times AS c "
         "JOIN shapes AS s ON s.id = c.shape_id "
-        "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = ?3 "
+        "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = "
+        "?3 "
         "AND c.layout = ?4");
     times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
     while (times.step()) {
@@ -488,7 +498,8 @@ TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, in
         throw Error("database " + path() + " is inconsistent: a measurement of " + to_string(shape.shape) +
                     " has K_layers " + std::to_string(kl) + ", k_block_factor " + std::to_string(kbf) +
                     " (each must lie in 1..8)");
-      shape.seconds[config_index(static_cast<int>(kl), static_cast<int>(kbf))] = static_cast<float>(times.real(5));
+      shape.seconds[config_index(static_cast<int>(kl), static_cast<int>(kbf))] =
+          static_cast<float>(times.real(5));
     }
     // In one snapshot every winner has its times: a winner is only ever
     // written in the transaction that adds its measurements.

@@ -123,12 +123,14 @@ TunedShape read_shape_line(TableReader& in, int version) {
   s.k_layers = in.number<int>(t[6], "K_layers");
   s.k_block_factor = in.number<int>(t[7], "k_block_factor");
   if (s.threads < 1) in.fail("threads must be positive");
-  if (s.k_layers < 1 || s.k_layers > kMaxKLayers || s.k_block_factor < 1 || s.k_block_factor > kMaxKBlockFactor)
+  if (s.k_layers < 1 || s.k_layers > kMaxKLayers || s.k_block_factor < 1 ||
+      s.k_block_factor > kMaxKBlockFactor)
     in.fail("the winner K_layers k_block_factor must lie in 1..8 x 1..8");
   for (int i = 0; i < kConfigCount; ++i) {
     const float seconds = in.number<float>(t[8 + i], "a time");
     if (!std::isnan(seconds) && !(seconds > 0 && std::isfinite(seconds)))
-      in.fail("time " + std::to_string(i + 1) + " must be positive or nan, got '" + std::string(t[8 + i]) + "'");
+      in.fail("time " + std::to_string(i + 1) + " must be positive or nan, got '" + std::string(t[8 + i]) +
+              "'");
     s.seconds[i] = seconds;
   }
   if (std::isnan(s.seconds[config_index(s.k_layers, s.k_block_factor)]))
@@ -152,11 +154,11 @@ TuningTable TuningTable::load(const std::string& path) {
   const std::string text = read_text_file(path);
   TableReader in(path, text);
   const bool read = in.next_line();
-  const int version = !read                              ? 0
-                      : in.line() == kMagic              ? kVersion
-                      : in.line() == "sfc-table 2"       ? 2
-                      : in.line() == "sfc-table 1"       ? 1
-                                                         : 0;
+  const int version = !read                        ? 0
+                      : in.line() == kMagic        ? kVersion
+                      : in.line() == "sfc-table 2" ? 2
+                      : in.line() == "sfc-table 1" ? 1
+                                                   : 0;
   if (version == 0) {
     if (in.line().starts_with("sfc-table "))
       in.fail("unsupported table version '" + std::string(in.line()) + "' (this build reads '" +
@@ -200,7 +202,8 @@ TuningTable TuningTable::load(const std::string& path) {
         if (!platform_seen.count(f.name) && !(version < 3 && f.added_with_hwloc))
           in.fail("the platform lines are incomplete: 'platform " + std::string(f.name) +
                   "' is missing (every field and the hash come before 'shapes')");
-      if (!platform_seen.count("hash")) in.fail("the platform lines are incomplete: 'platform hash' is missing");
+      if (!platform_seen.count("hash"))
+        in.fail("the platform lines are incomplete: 'platform hash' is missing");
       if (!have_calibration) in.fail("the calibration line must come before 'shapes'");
       try {
         verify_platform_hash(table.platform, hash);
@@ -215,8 +218,8 @@ TuningTable TuningTable::load(const std::string& path) {
   }
   if (expected_shapes < 0) in.fail("the file ends before its 'shapes' line (truncated?)");
   if (static_cast<long>(table.shapes.size()) != expected_shapes)
-    in.fail("the file ends after " + std::to_string(table.shapes.size()) + " of " + std::to_string(expected_shapes) +
-            " shape lines (truncated?)");
+    in.fail("the file ends after " + std::to_string(table.shapes.size()) + " of " +
+            std::to_string(expected_shapes) + " shape lines (truncated?)");
   return table;
 }
 

@@ -16,8 +16,7 @@ namespace sfcconf {
 
 class Error : public std::runtime_error {
  public:
-  Error(sfcconf_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+  Error(sfcconf_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
   sfcconf_status status() const noexcept { return status_; }
 
  private:

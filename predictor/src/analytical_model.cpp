@@ -61,8 +61,7 @@ ThreadShare thread_share(const Grid& g, int k_layers, int threads) {
     panel += p.rows * g.blocks.bm + p.cols * g.blocks.bn;
   }
   const std::int64_t layer_blocks = (g.kb + k_layers - 1) / k_layers;
-  return {double(chunk), panel, double(layer_blocks * g.blocks.bk),
-          double((tiles + threads - 1) / threads)};
+  return {double(chunk), panel, double(layer_blocks * g.blocks.bk), double((tiles + threads - 1) / threads)};
 }
 
 // Compute rate of one core for `dtype`, from the fp32 gamma: the vector lanes
@@ -89,25 +88,21 @@ int fitting_block_factor(const Grid& g, const ThreadShare& s, int k_layers, DTyp
 }  // namespace
 
 void check_prediction_request(const GemmShape& shape, int threads) {
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1 || shape.m > max_gemm_size ||
-      shape.n > max_gemm_size || shape.k > max_gemm_size)
-    throw Error("GEMM sizes must be in 1.." + std::to_string(max_gemm_size) +
-                ", got M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) +
-                " K=" + std::to_string(shape.k));
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1 || shape.m > max_gemm_size || shape.n > max_gemm_size ||
+      shape.k > max_gemm_size)
+    throw Error("GEMM sizes must be in 1.." + std::to_string(max_gemm_size) + ", got M=" +
+                std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k));
   if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
 }
 
-AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes,
-                                 double l2_fraction)
+AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction)
     : calibration_(calibration), l2_bytes_(l2_bytes), l2_fraction_(l2_fraction) {}
 
 bool AnalyticalModel::calibrated() const {
-  return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 &&
-         l2_bytes_ > 0;
+  return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 && l2_bytes_ > 0;
 }
 
-int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads,
-                                  int k_layers) const {
+int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads, int k_layers) const {
   check_prediction_request(shape, threads);
   if (l2_bytes_ == 0) return 1;
   const Grid g = grid_of(shape, dtype);
@@ -139,8 +134,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     const double reduce_bytes = c > 1 ? s.reduce_tiles * tile * out * (c + 1) : 0.0;
     p.seconds[c - 1] = std::max(compute, gemm_bytes / beta) + reduce_bytes / beta;
   }
-  const int best =
-      int(std::min_element(p.seconds.begin(), p.seconds.end()) - p.seconds.begin()) + 1;
+  const int best = int(std::min_element(p.seconds.begin(), p.seconds.end()) - p.seconds.begin()) + 1;
   const ThreadShare s = thread_share(g, best, threads);
   p.knobs = {best, fitting_block_factor(g, s, best, dtype, l2_fraction_ * double(l2_bytes_))};
   return p;

@@ -65,8 +65,7 @@ std::optional<Answer> AnswerCache::find(const GemmShape& shape, DType dtype, int
   const std::size_t bucket = bucket_of(key);
   for (std::size_t way = 0; way < ways; ++way) {
     Words w;
-    if (read(slots_[bucket + way], w) &&
-        std::equal(key.begin(), key.begin() + key_words, w.begin()))
+    if (read(slots_[bucket + way], w) && std::equal(key.begin(), key.begin() + key_words, w.begin()))
       return unpack(w);
   }
   return std::nullopt;
@@ -90,8 +89,7 @@ void AnswerCache::insert(const GemmShape& shape, DType dtype, int threads, Layou
   }
   Slot& s = slots_[bucket + way];
   std::uint64_t sequence = s.sequence.load(std::memory_order_relaxed);
-  if (sequence % 2 ||
-      !s.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_relaxed))
+  if (sequence % 2 || !s.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_relaxed))
     return;  // another thread is writing this slot: leave it to them
   for (std::size_t i = 0; i < w.size(); ++i) s.words[i].store(w[i], std::memory_order_release);
   s.sequence.store(sequence + 2, std::memory_order_release);

@@ -20,14 +20,10 @@ constexpr std::size_t max_idle_plans = 16;
 
 Tier tier_of(sfcconf_tier t) {
   switch (t) {
-    case SFCCONF_TIER_EXACT:
-      return Tier::exact;
-    case SFCCONF_TIER_NEAREST:
-      return Tier::nearest;
-    case SFCCONF_TIER_MODEL:
-      return Tier::model;
-    case SFCCONF_TIER_DEFAULT:
-      return Tier::fallback;
+    case SFCCONF_TIER_EXACT: return Tier::exact;
+    case SFCCONF_TIER_NEAREST: return Tier::nearest;
+    case SFCCONF_TIER_MODEL: return Tier::model;
+    case SFCCONF_TIER_DEFAULT: return Tier::fallback;
   }
   return Tier::fallback;
 }
@@ -90,9 +86,9 @@ AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   try {
-    const auto [a, platform] = impl_->configs.query_match(
-        shape.m, shape.n, shape.k, to_sfcconf(dtype), threads > 0 ? threads : omp_get_max_threads(),
-        to_sfcconf(layout));
+    const auto [a, platform] =
+        impl_->configs.query_match(shape.m, shape.n, shape.k, to_sfcconf(dtype),
+                                   threads > 0 ? threads : omp_get_max_threads(), to_sfcconf(layout));
     return {.knobs = {a.k_layers, a.k_block_factor},
             .tier = tier_of(a.tier),
             .platform = static_cast<PlatformMatch>(platform),  // the same order as sfcconf_platform_match
@@ -103,11 +99,9 @@ Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads,
   }
 }
 
-void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a,
-                    std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
-                    int threads) {
-  const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(),
-                    layout};
+void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
+                    const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
+  const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(), layout};
   std::unique_ptr<GemmPlan> plan = impl_->acquire(key, *this);
   try {
     plan->gemm(layout, a, lda, b, ldb, c, ldc);
@@ -123,8 +117,8 @@ std::size_t AutoGemm::cached_plans() const {
   return impl_->idle.size();
 }
 
-void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
-          const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
+void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda, const void* b,
+          std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
   // Opened once; a failure is kept and reported on every call, not just the first.
   struct ProcessGemm {
     std::unique_ptr<AutoGemm> gemm;

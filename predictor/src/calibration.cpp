@@ -45,8 +45,8 @@ double measure_gamma(int threads) {
   const int flags = 0;
   const auto kernel = libxsmm_smmdispatch_reducebatch_strd(
       blk.bm, blk.bn, blk.bk, libxsmm_blasint(blk.bm) * blk.bk * sizeof(float),
-      libxsmm_blasint(blk.bk) * blk.bn * sizeof(float), nullptr, nullptr, nullptr, &alpha, &beta,
-      &flags, nullptr);
+      libxsmm_blasint(blk.bk) * blk.bn * sizeof(float), nullptr, nullptr, nullptr, &alpha, &beta, &flags,
+      nullptr);
   if (!kernel)
     throw Error(std::string("LIBXSMM generates no fp32 batch-reduce kernel for ISA '") +
                 libxsmm_get_target_arch() + "': cannot calibrate");
@@ -87,8 +87,7 @@ double measure_gamma(int threads) {
 
 double measure_beta(int threads) {
   // At least 64 MiB even when SFC_COLD_BYTES asks for less (tests do): beyond any L2.
-  const std::size_t count =
-      std::max(cold_footprint_bytes(), std::size_t(64) << 20) / sizeof(double);
+  const std::size_t count = std::max(cold_footprint_bytes(), std::size_t(64) << 20) / sizeof(double);
   AlignedBuffer buffer(count * sizeof(double));
   double* data = buffer.as<double>();
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -82,14 +82,12 @@ struct ConfigPredictor::ShapeGroup {
     throughput.push_back(row);
     // A table names each shape's winner; without one, the fastest time stands in.
     const int fastest = int(std::max_element(row.begin(), row.end()) - row.begin());
-    winners.push_back(has_winner(s)
-                          ? Knobs{s.k_layers, s.k_block_factor}
-                          : Knobs{fastest / kMaxKBlockFactor + 1, fastest % kMaxKBlockFactor + 1});
+    winners.push_back(has_winner(s) ? Knobs{s.k_layers, s.k_block_factor}
+                                    : Knobs{fastest / kMaxKBlockFactor + 1, fastest % kMaxKBlockFactor + 1});
   }
 
   // Up to `k` nearest shapes: indices and Euclidean distances, nearest first.
-  std::size_t nearest(const GemmShape& shape, std::size_t k, std::uint32_t* index,
-                      double* distance) const {
+  std::size_t nearest(const GemmShape& shape, std::size_t k, std::uint32_t* index, double* distance) const {
     const Point q = log2_point(shape);
     const std::size_t found = tree->knnSearch(q.data(), k, index, distance);
     for (std::size_t i = 0; i < found; ++i) distance[i] = std::sqrt(distance[i]);
@@ -162,40 +160,29 @@ double best_seconds(const TunedShape& s) {
 
 std::string_view to_string(Tier tier) {
   switch (tier) {
-    case Tier::exact:
-      return "exact";
-    case Tier::nearest:
-      return "nearest";
-    case Tier::model:
-      return "model";
-    case Tier::fallback:
-      return "default";
+    case Tier::exact: return "exact";
+    case Tier::nearest: return "nearest";
+    case Tier::model: return "model";
+    case Tier::fallback: return "default";
   }
   return "?";
 }
 
 std::string_view to_string(NeighbourRule rule) {
   switch (rule) {
-    case NeighbourRule::nearest:
-      return "nearest";
-    case NeighbourRule::vote:
-      return "vote";
-    case NeighbourRule::automatic:
-      return "auto";
+    case NeighbourRule::nearest: return "nearest";
+    case NeighbourRule::vote: return "vote";
+    case NeighbourRule::automatic: return "auto";
   }
   return "?";
 }
 
 std::string_view to_string(Predictor predictor) {
   switch (predictor) {
-    case Predictor::nearest:
-      return "nearest";
-    case Predictor::vote:
-      return "vote";
-    case Predictor::model:
-      return "model";
-    case Predictor::policy:
-      return "policy";
+    case Predictor::nearest: return "nearest";
+    case Predictor::vote: return "vote";
+    case Predictor::model: return "model";
+    case Predictor::policy: return "policy";
   }
   return "?";
 }
@@ -203,14 +190,14 @@ std::string_view to_string(Predictor predictor) {
 ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options,
                                  const std::optional<Platform>& here)
     : options_(options),
-      l2_rule_{0, AnalyticalModel({}, 0, options.l2_fraction.value_or(paper_l2_fraction)), PlatformMatch::exact} {
+      l2_rule_{0, AnalyticalModel({}, 0, options.l2_fraction.value_or(paper_l2_fraction)),
+               PlatformMatch::exact} {
   if (options_.vote_neighbours < 1 || options_.vote_neighbours > max_vote_neighbours)
     throw Error("the vote needs 1.." + std::to_string(max_vote_neighbours) + " neighbours, got " +
                 std::to_string(options_.vote_neighbours));
   if (options_.max_distance && !(*options_.max_distance >= 0))
     throw Error("the nearest-tier distance must be >= 0");
-  if (options_.l2_fraction && !(*options_.l2_fraction > 0))
-    throw Error("the L2 fraction must be > 0");
+  if (options_.l2_fraction && !(*options_.l2_fraction > 0)) throw Error("the L2 fraction must be > 0");
   const double fraction = options_.l2_fraction.value_or(paper_l2_fraction);
   // The default tier needs nothing from a table but an L2 size: this machine's
   // when known (then its answers are exact), else the first table's that has one.
@@ -253,8 +240,7 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
     }
   }
   for (auto& g : groups_)
-    g->tree =
-        std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+    g->tree = std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
   if (!options_.l2_fraction)
     for (ThreadModel& m : models_) fit_l2_fraction(m.threads, m.model);
   for (auto& g : groups_) choose_policy(*g);
@@ -427,8 +413,8 @@ Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int thread
   return a;
 }
 
-Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmShape& shape,
-                                         DType dtype, int threads) {
+Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmShape& shape, DType dtype,
+                                         int threads) {
   Answer a;
   if (m.calibrated()) {
     a.knobs = m.predict(shape, dtype, threads).knobs;
@@ -452,8 +438,8 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
   const GroupFor found = group(dtype, threads, layout);
   const ShapeGroup* g = found.shapes;
   if (!g)
-    throw Error("no tuned " + std::string(to_string(dtype)) + " shapes for " +
-                std::to_string(threads) + " threads");
+    throw Error("no tuned " + std::string(to_string(dtype)) + " shapes for " + std::to_string(threads) +
+                " threads");
   const GemmShape q = found.transposed ? GemmShape{shape.n, shape.m, shape.k} : shape;
   if (predictor == Predictor::vote) return g->vote(q, options_.vote_neighbours);
   std::uint32_t i;

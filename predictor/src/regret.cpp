@@ -31,8 +31,8 @@ double quantile(const std::vector<double>& v, double q) {
 
 RegretSummary summarise(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return {std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()), quantile(v, 0.5),
-          quantile(v, 0.95), v.back()};
+  return {std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()), quantile(v, 0.5), quantile(v, 0.95),
+          v.back()};
 }
 
 using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int, Layout>;
@@ -48,8 +48,7 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
   RegretReport report;
   std::array<std::vector<double>, predictor_count> regrets;
   for (TunedShape& t : tests) {
-    if (!std::isfinite(best_seconds(t)))
-      throw Error("test shape " + describe(t) + " has no measurement");
+    if (!std::isfinite(best_seconds(t))) throw Error("test shape " + describe(t) + " has no measurement");
     ShapeRegret s;
     std::array<bool, predictor_count> answered{};
     std::array<double, predictor_count> seconds{};
@@ -106,10 +105,9 @@ HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, Layo
     for (const TunedShape& s : table.shapes)
       if (s.dtype == dtype && s.threads == threads && s.layout == layout) candidates.push_back(key_of(s));
   if (candidates.size() < 2)
-    throw Error("holding out needs at least 2 tuned " + std::string(to_string(dtype)) +
-                " shapes on " + std::to_string(threads) + " threads (" + std::string(to_string(layout)) +
-                " layout), the tables have " +
-                std::to_string(candidates.size()));
+    throw Error("holding out needs at least 2 tuned " + std::string(to_string(dtype)) + " shapes on " +
+                std::to_string(threads) + " threads (" + std::string(to_string(layout)) +
+                " layout), the tables have " + std::to_string(candidates.size()));
   std::mt19937_64 random(seed);
   std::shuffle(candidates.begin(), candidates.end(), random);
   const std::size_t count = std::clamp<std::size_t>(
@@ -146,10 +144,11 @@ HeldOut hold_out_range(std::vector<TuningTable> tables, std::optional<std::vecto
   if (tests)
     for (TunedShape& t : *tests)
       if (!inside(t) && wanted(t)) split.tests.push_back(std::move(t));
-  const std::string what = std::string(to_string(dtype)) + " shapes on " + std::to_string(threads) + " threads (" +
-                           std::string(to_string(layout)) + " layout)";
+  const std::string what = std::string(to_string(dtype)) + " shapes on " + std::to_string(threads) +
+                           " threads (" + std::string(to_string(layout)) + " layout)";
   if (split.tests.empty())
-    throw Error("no tuned " + what + " with a dimension beyond " + std::to_string(max_dimension) + " to test on");
+    throw Error("no tuned " + what + " with a dimension beyond " + std::to_string(max_dimension) +
+                " to test on");
   const bool trained = std::any_of(tables.begin(), tables.end(), [&](const TuningTable& t) {
     return std::any_of(t.shapes.begin(), t.shapes.end(), wanted);
   });

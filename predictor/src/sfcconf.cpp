@@ -30,12 +30,9 @@ sfcconf_status fail(sfcconf_status status, const char* message) noexcept {
 
 sfcconf_status status_of(sfc::SourceError::Kind kind) {
   switch (kind) {
-    case sfc::SourceError::Kind::unreadable:
-      return SFCCONF_ERR_UNREADABLE;
-    case sfc::SourceError::Kind::corrupt:
-      return SFCCONF_ERR_CORRUPT;
-    case sfc::SourceError::Kind::platform:
-      return SFCCONF_ERR_PLATFORM;
+    case sfc::SourceError::Kind::unreadable: return SFCCONF_ERR_UNREADABLE;
+    case sfc::SourceError::Kind::corrupt: return SFCCONF_ERR_CORRUPT;
+    case sfc::SourceError::Kind::platform: return SFCCONF_ERR_PLATFORM;
   }
   return SFCCONF_ERR_INTERNAL;
 }
@@ -60,22 +57,16 @@ sfcconf_status guarded(Body&& body) noexcept {
 
 sfcconf_tier tier_of(sfc::Tier tier) {
   switch (tier) {
-    case sfc::Tier::exact:
-      return SFCCONF_TIER_EXACT;
-    case sfc::Tier::nearest:
-      return SFCCONF_TIER_NEAREST;
-    case sfc::Tier::model:
-      return SFCCONF_TIER_MODEL;
-    case sfc::Tier::fallback:
-      return SFCCONF_TIER_DEFAULT;
+    case sfc::Tier::exact: return SFCCONF_TIER_EXACT;
+    case sfc::Tier::nearest: return SFCCONF_TIER_NEAREST;
+    case sfc::Tier::model: return SFCCONF_TIER_MODEL;
+    case sfc::Tier::fallback: return SFCCONF_TIER_DEFAULT;
   }
   return SFCCONF_TIER_DEFAULT;
 }
 
 void fill(const sfc::Answer& a, sfcconf_answer* out, sfcconf_platform_match* platform) {
-  *out = {a.knobs.k_layers, a.knobs.k_block_factor,
-          tier_of(a.tier),  a.distance,
-          a.nearest.m,      a.nearest.n,
+  *out = {a.knobs.k_layers, a.knobs.k_block_factor, tier_of(a.tier), a.distance, a.nearest.m, a.nearest.n,
           a.nearest.k};
   if (platform) *platform = static_cast<sfcconf_platform_match>(a.platform);  // same order, see below
 }
@@ -92,15 +83,17 @@ sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_hand
   *out = nullptr;
   return guarded([&] {
     std::vector<sfc::TuningTable> tables;
-    if (path) tables = sfc::load_tuning_tables(path, sfc::PlatformChoice::parse_or_environment(platform ? platform : ""));
+    if (path)
+      tables =
+          sfc::load_tuning_tables(path, sfc::PlatformChoice::parse_or_environment(platform ? platform : ""));
     // Without tuned data this machine's L2 still sizes the default's k_block_factor.
     *out = new sfcconf_handle{sfc::ConfigPredictor(tables, {}, sfc::detect_platform()), sfc::AnswerCache()};
     return SFCCONF_OK;
   });
 }
 
-sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
-                             sfcconf_dtype dtype, int threads, sfcconf_answer* answer) {
+sfcconf_status sfcconf_query(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k, sfcconf_dtype dtype,
+                             int threads, sfcconf_answer* answer) {
   return sfcconf_query_layout(conf, m, n, k, dtype, threads, SFCCONF_BLOCKED, answer);
 }
 
@@ -110,9 +103,9 @@ sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m, int64_t n, 
   return sfcconf_query_match(conf, m, n, k, dtype, threads, layout, answer, nullptr);
 }
 
-sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
-                                   sfcconf_dtype dtype, int threads, sfcconf_layout layout,
-                                   sfcconf_answer* answer, sfcconf_platform_match* platform) {
+sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k, sfcconf_dtype dtype,
+                                   int threads, sfcconf_layout layout, sfcconf_answer* answer,
+                                   sfcconf_platform_match* platform) {
   if (!conf || !answer) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_query: conf or answer is NULL");
   if (dtype != SFCCONF_F32 && dtype != SFCCONF_F64 && dtype != SFCCONF_BF16)
     return fail(SFCCONF_ERR_ARGUMENT, "unknown dtype (expected SFCCONF_F32, _F64 or _BF16)");
@@ -143,46 +136,32 @@ const char* sfcconf_last_error(void) { return last_error.c_str(); }
 
 const char* sfcconf_status_name(sfcconf_status status) {
   switch (status) {
-    case SFCCONF_OK:
-      return "ok";
-    case SFCCONF_ERR_ARGUMENT:
-      return "argument";
-    case SFCCONF_ERR_UNREADABLE:
-      return "unreadable";
-    case SFCCONF_ERR_CORRUPT:
-      return "corrupt";
-    case SFCCONF_ERR_PLATFORM:
-      return "platform";
-    case SFCCONF_ERR_MEMORY:
-      return "memory";
-    case SFCCONF_ERR_INTERNAL:
-      return "internal";
+    case SFCCONF_OK: return "ok";
+    case SFCCONF_ERR_ARGUMENT: return "argument";
+    case SFCCONF_ERR_UNREADABLE: return "unreadable";
+    case SFCCONF_ERR_CORRUPT: return "corrupt";
+    case SFCCONF_ERR_PLATFORM: return "platform";
+    case SFCCONF_ERR_MEMORY: return "memory";
+    case SFCCONF_ERR_INTERNAL: return "internal";
   }
   return "unknown";
 }
 
 const char* sfcconf_platform_match_name(sfcconf_platform_match match) {
   switch (match) {
-    case SFCCONF_PLATFORM_EXACT:
-      return "exact";
-    case SFCCONF_PLATFORM_COMPATIBLE:
-      return "compatible";
-    case SFCCONF_PLATFORM_FOREIGN:
-      return "foreign";
+    case SFCCONF_PLATFORM_EXACT: return "exact";
+    case SFCCONF_PLATFORM_COMPATIBLE: return "compatible";
+    case SFCCONF_PLATFORM_FOREIGN: return "foreign";
   }
   return "unknown";
 }
 
 const char* sfcconf_tier_name(sfcconf_tier tier) {
   switch (tier) {
-    case SFCCONF_TIER_EXACT:
-      return "exact";
-    case SFCCONF_TIER_NEAREST:
-      return "nearest";
-    case SFCCONF_TIER_MODEL:
-      return "model";
-    case SFCCONF_TIER_DEFAULT:
-      return "default";
+    case SFCCONF_TIER_EXACT: return "exact";
+    case SFCCONF_TIER_NEAREST: return "nearest";
+    case SFCCONF_TIER_MODEL: return "model";
+    case SFCCONF_TIER_DEFAULT: return "default";
   }
   return "unknown";
 }

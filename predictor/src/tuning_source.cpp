@@ -68,7 +68,8 @@ std::vector<TuningTable> best_per_thread_count(std::vector<TuningTable> tables, 
 std::string refusal(const std::string& path, const std::vector<TuningTable>& tables, const Platform& here) {
   std::string text = path + " holds no results for this machine " + describe(here) + ":";
   for (const TuningTable& t : tables)
-    text += " " + describe(t.platform) + " is foreign (" + compare_platforms(t.platform, here).describe() + ");";
+    text +=
+        " " + describe(t.platform) + " is foreign (" + compare_platforms(t.platform, here).describe() + ");";
   if (tables.empty()) text += " it holds no platform;";
   return text + " use --platform any (or SFC_PLATFORM=any) to use it anyway";
 }

@@ -46,7 +46,8 @@ int main(int argc, char** argv) try {
   const std::size_t cores_end = text.find('\n', cores_at) + 1;
   const std::string cores_line = text.substr(cores_at, cores_end - cores_at);
   std::ofstream(dir + "/edited_platform.sfctable", std::ios::binary)
-      << text.substr(0, cores_at) << "platform cores 1024\n" << text.substr(cores_end);
+      << text.substr(0, cores_at) << "platform cores 1024\n"
+      << text.substr(cores_end);
   std::ofstream(dir + "/duplicated_platform.sfctable", std::ios::binary)
       << text.substr(0, cores_end) << cores_line << text.substr(cores_end);
   std::string without;

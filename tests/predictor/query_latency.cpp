@@ -63,10 +63,9 @@ int main() {
   std::mt19937_64 random(1);
   std::vector<sfc::TunedShape> tuned;
   for (int i = 0; i < 2000; ++i)
-    tuned.push_back(
-        sfc::test::synthetic_shape({log_uniform(random, 64, 16384), log_uniform(random, 64, 16384),
-                                    log_uniform(random, 64, 16384)},
-                                   {1 + i % 3, 1 + i % 8}));
+    tuned.push_back(sfc::test::synthetic_shape(
+        {log_uniform(random, 64, 16384), log_uniform(random, 64, 16384), log_uniform(random, 64, 16384)},
+        {1 + i % 3, 1 + i % 8}));
   sfc::TuningTable table = sfc::test::synthetic_table(tuned, {200, 60});
   table.platform = sfc::detect_platform(2);
   const auto path = std::filesystem::temp_directory_path() / "sfcconf-latency.sfctable";
@@ -94,8 +93,7 @@ int main() {
 
   // Cached: 64 shapes asked over and over (each thread its own 32).
   std::vector<sfc::GemmShape> repeated;
-  for (int i = 0; i < 200000; ++i)
-    repeated.push_back(fresh[std::size_t(i % 32 + 32 * (i >= 100000))]);
+  for (int i = 0; i < 200000; ++i) repeated.push_back(fresh[std::size_t(i % 32 + 32 * (i >= 100000))]);
   time_queries(conf, repeated, 2);  // fill the cache
   const double cached = median(time_queries(conf, repeated, 2));
   sfcconf_close(conf);

@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   std::mt19937_64 random(7);
   std::uniform_int_distribution<std::int64_t> size(16, 8192);
   for (int i = 0; i < 3000; ++i)
-    queries.push_back({size(random), size(random), size(random), i % 5 ? SFCCONF_F32 : SFCCONF_F64,
-                       i % 7 ? 2 : 3});
+    queries.push_back(
+        {size(random), size(random), size(random), i % 5 ? SFCCONF_F32 : SFCCONF_F64, i % 7 ? 2 : 3});
   queries.push_back({1024, 1024, 1024, SFCCONF_F32, 2});
 
   sfcconf_handle* reference = nullptr;

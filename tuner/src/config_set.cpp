@@ -9,7 +9,8 @@ namespace sfc {
 ConfigSet ConfigSet::parse(std::string_view k_layers, std::string_view k_block_factors) {
   std::uint64_t bits = 0;
   for (std::int64_t kl : parse_value_list(k_layers, "--k-layers", {1, kMaxKLayers}, "+1"))
-    for (std::int64_t kbf : parse_value_list(k_block_factors, "--k-block-factors", {1, kMaxKBlockFactor}, "+1"))
+    for (std::int64_t kbf :
+         parse_value_list(k_block_factors, "--k-block-factors", {1, kMaxKBlockFactor}, "+1"))
       bits |= std::uint64_t{1} << config_index(static_cast<int>(kl), static_cast<int>(kbf));
   return ConfigSet(bits);
 }

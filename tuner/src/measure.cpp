@@ -73,7 +73,8 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
   const bool budgeted = budget_seconds > 0;
   int set = 0;
   const auto warm_start = clock::now();
-  for (int i = 0; i < warmup && !(budgeted && seconds_since(warm_start) >= budget_seconds); ++i, set = (set + 1) % sets)
+  for (int i = 0; i < warmup && !(budgeted && seconds_since(warm_start) >= budget_seconds);
+       ++i, set = (set + 1) % sets)
     run(set);
   std::vector<double> seconds;
   seconds.reserve(std::size_t(reps));
@@ -109,10 +110,12 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   // sets plus a flush keep the inputs just as cold. (Checked in double first:
   // the byte counts of absurd shapes overflow 64 bits.)
   const double half_memory = 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  const double one_set = double(a_count + b_count) * double(input_size(dt)) + double(c_count) * double(output_size(dt));
+  const double one_set =
+      double(a_count + b_count) * double(input_size(dt)) + double(c_count) * double(output_size(dt));
   if (one_set > half_memory)
     throw Error("one set of inputs for " + to_string(s) + " needs " +
-                std::to_string(static_cast<long long>(one_set / (1 << 20))) + " MiB, more than half of this machine's memory");
+                std::to_string(static_cast<long long>(one_set / (1 << 20))) +
+                " MiB, more than half of this machine's memory");
   a_bytes_ = round_up(a_count * input_size(dt));
   b_bytes_ = round_up(b_count * input_size(dt));
   c_bytes_ = round_up(c_count * output_size(dt));
@@ -145,12 +148,15 @@ void* ColdOperands::c(int set) const {
 }
 
 Timing ColdOperands::time(const GemmPlan& plan, int warmup, int reps, double budget_seconds) const {
-  return time_runs(warmup, reps, sets_, flush_bytes_, [&](int set) {
-    if (layout_ == Layout::blocked)
-      plan.execute(a(set), b(set), c(set));
-    else
-      plan.gemm(layout_, a(set), lda_, b(set), ldb_, c(set), ldc_);
-  }, budget_seconds);
+  return time_runs(
+      warmup, reps, sets_, flush_bytes_,
+      [&](int set) {
+        if (layout_ == Layout::blocked)
+          plan.execute(a(set), b(set), c(set));
+        else
+          plan.gemm(layout_, a(set), lda_, b(set), ldb_, c(set), ldc_);
+      },
+      budget_seconds);
 }
 
 }  // namespace sfc

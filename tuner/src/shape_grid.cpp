@@ -1,10 +1,10 @@
 #include "sfc/shape_grid.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
 #include <set>
-#include <algorithm>
 #include <tuple>
 
 #include "sfc/error.hpp"
@@ -33,7 +33,8 @@ using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
 
 Shard Shard::parse(std::string_view text) {
   const std::size_t slash = text.find('/');
-  if (slash == std::string_view::npos) throw Error("shard '" + std::string(text) + "': expected I/N, e.g. 0/4");
+  if (slash == std::string_view::npos)
+    throw Error("shard '" + std::string(text) + "': expected I/N, e.g. 0/4");
   const std::int64_t count = parse_value(text.substr(slash + 1), "shard count", {1, 1'000'000});
   const std::int64_t index = parse_value(text.substr(0, slash), "shard index", {0, count - 1});
   return {static_cast<int>(index), static_cast<int>(count)};
@@ -60,12 +61,16 @@ ShapeGrid ShapeGrid::parse(std::string_view spec) {
     for (std::string_view term : terms) {
       const std::size_t eq = term.find('=');
       const std::string_view name = term.substr(0, eq == std::string_view::npos ? 0 : eq);
-      const int dim = name == "m" || name == "M" ? 0 : name == "n" || name == "N" ? 1 : name == "k" || name == "K" ? 2 : -1;
+      const int dim = name == "m" || name == "M"   ? 0
+                      : name == "n" || name == "N" ? 1
+                      : name == "k" || name == "K" ? 2
+                                                   : -1;
       if (dim < 0)
         throw Error(quoted + ": '" + std::string(term) +
                     "' is not m=LIST, n=LIST or k=LIST (a single list without names sets all three)");
       if (!lists[dim].empty()) throw Error(quoted + ": " + std::string(name) + " is given twice");
-      lists[dim] = parse_value_list(term.substr(eq + 1), "grid dimension " + std::string(name), kDimensions, "x2");
+      lists[dim] =
+          parse_value_list(term.substr(eq + 1), "grid dimension " + std::string(name), kDimensions, "x2");
     }
     for (int dim = 0; dim < 3; ++dim)
       if (lists[dim].empty()) throw Error(quoted + ": " + std::string(1, "mnk"[dim]) + "=LIST is missing");
@@ -105,8 +110,8 @@ ShapeGrid ShapeGrid::load(const std::string& path) {
 ShapeGrid ShapeGrid::random(int count, std::int64_t lo, std::int64_t hi, std::uint64_t seed) {
   if (count < 1) throw Error("--random needs a shape count >= 1, got " + std::to_string(count));
   if (lo < 1 || lo > hi || hi > kMaxDimension)
-    throw Error("the random range " + std::to_string(lo) + ":" + std::to_string(hi) + " must satisfy 1 <= LO <= HI <= " +
-                std::to_string(kMaxDimension));
+    throw Error("the random range " + std::to_string(lo) + ":" + std::to_string(hi) +
+                " must satisfy 1 <= LO <= HI <= " + std::to_string(kMaxDimension));
   const double span = static_cast<double>(hi - lo + 1);
   if (static_cast<double>(count) > span * span * span)
     throw Error("the range " + std::to_string(lo) + ":" + std::to_string(hi) + " holds fewer than " +
@@ -125,8 +130,8 @@ ShapeGrid ShapeGrid::random(int count, std::int64_t lo, std::int64_t hi, std::ui
   // Duplicates are redrawn; the bound only guards against an unlucky tiny range.
   for (long attempts = 0; static_cast<int>(shapes.size()) < count; ++attempts) {
     if (attempts > 1000L * count)
-      throw Error("could not draw " + std::to_string(count) + " distinct shapes from " + std::to_string(lo) + ":" +
-                  std::to_string(hi));
+      throw Error("could not draw " + std::to_string(count) + " distinct shapes from " + std::to_string(lo) +
+                  ":" + std::to_string(hi));
     const GemmShape s{draw(), draw(), draw()};
     if (seen.emplace(s.m, s.n, s.k).second) shapes.push_back(s);
   }
@@ -143,7 +148,8 @@ ShapeGrid ShapeGrid::shard(const Shard& shard) const {
 
 std::pair<std::int64_t, std::int64_t> parse_dimension_range(std::string_view text) {
   const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos) throw Error("range '" + std::string(text) + "': expected LO:HI, e.g. 128:8192");
+  if (colon == std::string_view::npos)
+    throw Error("range '" + std::string(text) + "': expected LO:HI, e.g. 128:8192");
   const std::int64_t lo = parse_value(text.substr(0, colon), "range LO", kDimensions);
   const std::int64_t hi = parse_value(text.substr(colon + 1), "range HI", kDimensions);
   if (lo > hi) throw Error("range '" + std::string(text) + "' runs backwards");

@@ -151,7 +151,8 @@ class ShapeSearch {
 }  // namespace
 
 Tuner::Tuner(const TuneOptions& options) : options_(options) {
-  if (options.threads < 0) throw Error("threads must be >= 0 (0: all), got " + std::to_string(options.threads));
+  if (options.threads < 0)
+    throw Error("threads must be >= 0 (0: all), got " + std::to_string(options.threads));
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
   if (std::isnan(options.prune_margin)) throw Error("the pruning margin must be a number");
@@ -166,14 +167,17 @@ bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prio
 }
 
 ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior,
-                        const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) const {
+                        const std::atomic<bool>* stop,
+                        const std::function<void(const TuneStep&)>& on_step) const {
   ShapeSearch search(options_, shape, prior);
   const bool prune = options_.prune_margin >= 0;
-  if (prune && !search.pass(select(configs, ~search.known.any), kScreenWarmup, kScreenReps, true, stop, on_step)) {
+  if (prune &&
+      !search.pass(select(configs, ~search.known.any), kScreenWarmup, kScreenReps, true, stop, on_step)) {
     search.out.interrupted = true;
     return std::move(search.out);
   }
-  const std::uint64_t candidates = prune ? search.known.survivors(configs, options_.prune_margin) : configs.bits();
+  const std::uint64_t candidates =
+      prune ? search.known.survivors(configs, options_.prune_margin) : configs.bits();
   search.out.interrupted = !search.pass(select(configs, candidates & ~search.known.full), options_.warmup,
                                         options_.reps, false, stop, on_step);
   return std::move(search.out);

@@ -69,9 +69,10 @@ void TuningProgress::finish_shape(const std::optional<Winner>& winner) {
     return;
   }
   const double eta = eta_seconds();
-  spdlog::info("[{}/{}] {}: {} ({}{})", done_, grid_size_, to_string(shape),
-               winner ? best_text(shape, winner->k_layers, winner->k_block_factor, winner->min_s) : "no winner",
-               duration(seconds), eta >= 0 ? "; ETA " + duration(eta) : "");
+  spdlog::info(
+      "[{}/{}] {}: {} ({}{})", done_, grid_size_, to_string(shape),
+      winner ? best_text(shape, winner->k_layers, winner->k_block_factor, winner->min_s) : "no winner",
+      duration(seconds), eta >= 0 ? "; ETA " + duration(eta) : "");
 }
 
 void TuningProgress::clear() {
@@ -118,16 +119,17 @@ void TuningProgress::draw(bool force) {
   const std::size_t filled = grid_size_ ? kBarWidth * done_ / grid_size_ : kBarWidth;
   // Most important first: a narrow terminal cuts the end of the line.
   const double eta = eta_seconds();
-  std::string line = fmt::format("[{:#<{}}{:.<{}}] {}/{} shapes  ETA {}", "", filled, "", kBarWidth - filled, done_,
-                                 grid_size_, eta >= 0 ? duration(eta) : "--");
+  std::string line = fmt::format("[{:#<{}}{:.<{}}] {}/{} shapes  ETA {}", "", filled, "", kBarWidth - filled,
+                                 done_, grid_size_, eta >= 0 ? duration(eta) : "--");
   if (current_ < pending_.size()) {
     const GemmShape& shape = pending_[current_];
     line += "  " + to_string(shape);
     if (last_step_.total > 0)
-      line += fmt::format("  {} {}/{}", last_step_.screening ? "screen" : "config", last_step_.done, last_step_.total);
+      line += fmt::format("  {} {}/{}", last_step_.screening ? "screen" : "config", last_step_.done,
+                          last_step_.total);
     if (last_step_.best_k_layers > 0)
-      line += fmt::format("  best ({},{}) {:.1f} GFLOP/s", last_step_.best_k_layers, last_step_.best_k_block_factor,
-                          shape.flops() / last_step_.best_seconds * 1e-9);
+      line += fmt::format("  best ({},{}) {:.1f} GFLOP/s", last_step_.best_k_layers,
+                          last_step_.best_k_block_factor, shape.flops() / last_step_.best_seconds * 1e-9);
   }
   const std::size_t width = static_cast<std::size_t>(terminal_width() - 1);
   if (line.size() > width) line.resize(width);  // a wrapped line could not be redrawn in place

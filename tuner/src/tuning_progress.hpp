@@ -35,7 +35,7 @@ class TuningProgress {
   bool enabled_, terminal_;
   std::size_t grid_size_, done_;
   std::vector<GemmShape> pending_;
-  std::size_t current_ = 0;       // index into pending_
+  std::size_t current_ = 0;  // index into pending_
   TuneStep last_step_;
   Clock::time_point shape_start_, last_draw_;
   std::vector<std::pair<double, double>> finished_;  // (GFLOP, seconds) of shapes tuned by this run

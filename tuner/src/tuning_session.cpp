@@ -11,8 +11,8 @@ namespace sfc {
 SessionSummary tune_grid(TuningStore& store, const Platform& platform, const ShapeGrid& grid,
                          const SessionOptions& options, const std::atomic<bool>* stop) {
   if (options.tune.threads != platform.threads)
-    throw Error("the tuner runs " + std::to_string(options.tune.threads) + " threads but the platform records " +
-                std::to_string(platform.threads));
+    throw Error("the tuner runs " + std::to_string(options.tune.threads) +
+                " threads but the platform records " + std::to_string(platform.threads));
   const auto start = std::chrono::steady_clock::now();
   const Tuner tuner(options.tune);
   const DType dtype = options.tune.dtype;
@@ -44,8 +44,8 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       break;
     }
     progress.start_shape();
-    const ShapeTuning tuning =
-        tuner.tune(p.shape, options.configs, p.prior, stop, [&](const TuneStep& step) { progress.step(step); });
+    const ShapeTuning tuning = tuner.tune(p.shape, options.configs, p.prior, stop,
+                                          [&](const TuneStep& step) { progress.step(step); });
     // One transaction per shape: a kill before this line loses only this shape.
     summary.measurements += store.record(summary.platform_hash, tuning.measurements);
     if (tuning.interrupted) {
@@ -53,7 +53,8 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       break;
     }
     ++summary.tuned;
-    progress.finish_shape(store.winner(summary.platform_hash, p.shape, dtype, platform.threads, options.tune.layout));
+    progress.finish_shape(
+        store.winner(summary.platform_hash, p.shape, dtype, platform.threads, options.tune.layout));
   }
   progress.clear();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -56,10 +56,13 @@ std::vector<std::int64_t> parse_value_list(std::string_view text, std::string_vi
     const std::string_view amount = geometric || step.starts_with('+') ? step.substr(1) : step;
     std::int64_t by = 0;
     const auto [end, ec] = std::from_chars(amount.data(), amount.data() + amount.size(), by);
-    if (amount.empty() || ec != std::errc{} || end != amount.data() + amount.size() || by < (geometric ? 2 : 1))
-      fail(what, text, "the step " + std::string(step) + " must be xF (multiply by F >= 2) or +D (add D >= 1)");
+    if (amount.empty() || ec != std::errc{} || end != amount.data() + amount.size() ||
+        by < (geometric ? 2 : 1))
+      fail(what, text,
+           "the step " + std::string(step) + " must be xF (multiply by F >= 2) or +D (add D >= 1)");
     for (std::int64_t v = lo;;) {
-      if (values.size() >= kMaxValues) fail(what, text, "more than " + std::to_string(kMaxValues) + " values");
+      if (values.size() >= kMaxValues)
+        fail(what, text, "more than " + std::to_string(kMaxValues) + " values");
       values.push_back(v);
       if (geometric ? v > hi / by : v > hi - by) break;  // the next value would pass hi
       v = geometric ? v * by : v + by;

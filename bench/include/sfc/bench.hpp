@@ -51,7 +51,7 @@ struct BenchOptions {
 
 struct ShapeMeasurement {
   GemmShape shape;
-  SfcConfig config;             // as the plan ran it (after clamping)
+  SfcConfig config;  // as the plan ran it (after clamping)
   double roofline_gflops = 0;
   std::vector<Timing> timings;  // one per implementation, in BenchResult order
   // Largest |C_sfc - C_peer| over the peers, relative to the tolerance of the
@@ -63,7 +63,7 @@ struct BenchResult {
   Statistic statistic = Statistic::min;      // BenchOptions::statistic
   std::vector<std::string> implementations;  // "sfc-ca" first, then each peer that ran
   std::vector<ShapeMeasurement> shapes;
-  std::vector<std::string> notes;            // peers skipped, results that disagree
+  std::vector<std::string> notes;  // peers skipped, results that disagree
 };
 
 inline constexpr int kMaxBenchReps = 1000;
@@ -74,7 +74,6 @@ int bench_reps(const GemmShape& shape, const BenchOptions& options, double roofl
 
 // The name SFC-CA GEMM has in reports.
 inline constexpr const char* kSfcImplementation = "sfc-ca";
-
 
 // Times every shape with SFC-CA (configuration from `picker`) and each peer.
 // Peers without the dtype are dropped with a note. Throws sfc::Error for a

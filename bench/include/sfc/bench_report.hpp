@@ -20,8 +20,8 @@ struct BenchContext {
   DType dtype = DType::f32;
   Layout layout = Layout::blocked;
   int threads = 1;
-  std::string config_source;            // "best", "default", "2,4", ...
-  std::vector<std::string> libraries;   // one line per peer that ran
+  std::string config_source;           // "best", "default", "2,4", ...
+  std::vector<std::string> libraries;  // one line per peer that ran
   Roofline roofline;
   // fma_peak_gflops() scaled to the dtype (simd_rate); 0 = not measured.
   double fma_peak_gflops = 0;
@@ -34,8 +34,7 @@ struct BenchContext {
 void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
                  const BenchSummary& summary);
 void write_csv(std::ostream& out, const BenchResult& result, const BenchSummary& summary);
-nlohmann::json to_json(const BenchContext& context, const BenchResult& result,
-                       const BenchSummary& summary);
+nlohmann::json to_json(const BenchContext& context, const BenchResult& result, const BenchSummary& summary);
 // A standalone SVG document (opens in a browser).
 void write_svg(std::ostream& out, const BenchContext& context, const BenchResult& result);
 

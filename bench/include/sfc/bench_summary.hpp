@@ -12,14 +12,13 @@ namespace sfc {
 
 // sum(flops) / sum(seconds) / 1e9; throws sfc::Error if the lists differ in
 // length, are empty, or a time is not positive.
-double weighted_harmonic_mean_gflops(const std::vector<double>& flops,
-                                     const std::vector<double>& seconds);
+double weighted_harmonic_mean_gflops(const std::vector<double>& flops, const std::vector<double>& seconds);
 
 // GFLOP/s of one timed shape: its flops over the timing's `statistic`.
 double gflops(const GemmShape& shape, const Timing& timing, Statistic statistic);
 
 struct BenchSummary {
-  std::vector<double> whm_gflops;     // per implementation, BenchResult order
+  std::vector<double> whm_gflops;  // per implementation, BenchResult order
   // SFC-CA's WHM over each implementation's (index 0, SFC-CA itself: 1).
   std::vector<double> ratio_vs;
   std::optional<std::size_t> best_peer;      // implementation index; none without peers

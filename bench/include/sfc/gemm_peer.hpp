@@ -38,8 +38,8 @@ class GemmPeer {
   // C = A * B on plain row-major matrices (alpha 1, beta 0; C is overwritten).
   // bf16: A and B hold raw bfloat16 bits, C is float. Throws sfc::Error for a
   // dtype the peer does not support, std::runtime_error if the library fails.
-  virtual void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda,
-                    const void* b, std::int64_t ldb, void* c, std::int64_t ldc) const = 0;
+  virtual void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
+                    std::int64_t ldb, void* c, std::int64_t ldc) const = 0;
 };
 
 // The outcome of loading one peer: the peer, or a note saying why it is skipped.

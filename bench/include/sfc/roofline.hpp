@@ -22,7 +22,7 @@ struct Roofline {
   double gflops_per_core = 0;  // gamma, for the benchmark's dtype
   double bandwidth_gbs = 0;    // beta
   int threads = 1;
-  std::string source;          // where gamma and beta came from, for the report
+  std::string source;  // where gamma and beta came from, for the report
 
   // From a calibration (calibrate() or a stored one), whose gamma is fp32's;
   // other dtypes scale it by their simd_rate.

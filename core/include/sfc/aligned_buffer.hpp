@@ -5,10 +5,10 @@
 // is set to "madvise", as on Debian, nothing is huge unless asked): streaming
 // a cold operand through 4 KiB pages costs a TLB miss every 4 KiB.
 #pragma once
+#include <sys/mman.h>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
-#include <sys/mman.h>
 #include <utility>
 
 namespace sfc {
@@ -41,7 +41,9 @@ class AlignedBuffer {
 
   void* data() const { return data_; }
   template <class T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:

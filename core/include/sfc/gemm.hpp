@@ -69,10 +69,10 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype);
 struct PlanRequest {
   GemmShape shape;
   DType dtype = DType::f32;
-  int threads = 0;             // 0: omp_get_max_threads()
-  int k_layers = 1;            // copies of C, 1..8 (clamped to the K blocks available)
-  int k_block_factor = 1;      // K rounds per layer, 1..8 (clamped likewise)
-  BlockSizes blocks = {};      // 0 fields: the block-size rule picks them
+  int threads = 0;         // 0: omp_get_max_threads()
+  int k_layers = 1;        // copies of C, 1..8 (clamped to the K blocks available)
+  int k_block_factor = 1;  // K rounds per layer, 1..8 (clamped likewise)
+  BlockSizes blocks = {};  // 0 fields: the block-size rule picks them
   // row/col: gemm() on plain matrices. The packing buffers a call in this
   // layout with tight leading dimensions needs are allocated with the plan
   // (often one operand's: see copies()); a call that needs more allocates it
@@ -96,7 +96,7 @@ class GemmPlan {
   int k_layers() const;        // effective (after clamping)
   int k_block_factor() const;  // effective (after clamping)
   BlockSizes blocks() const;
-  std::int64_t mb() const;     // ceil(M / bm)
+  std::int64_t mb() const;  // ceil(M / bm)
   std::int64_t nb() const;
   std::int64_t kb() const;
 
@@ -118,8 +118,8 @@ class GemmPlan {
 
   // BLAS-like entry: C = A * B, C overwritten. Copies into the blocked layout
   // only what copies() says; the rest is read or written where it is.
-  void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
-            void* c, std::int64_t ldc) const;
+  void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
+            std::int64_t ldc) const;
   // What gemm() with these arguments copies. Everything, unless the call is in
   // the plan's own (plain) layout with a tight ldc and blocks that divide M and
   // N: then C is written in place; if moreover the blocks divide K and the

@@ -29,7 +29,7 @@ struct Platform {
   // version < 3, export version < 3, schema < 4), whose L3 size was not read
   // per instance: its l3_bytes is then 0 too, and both count as unknown.
   int numa_nodes = 0;
-  std::string isa;            // the ISA LIBXSMM generates code for ("hsw", "cpx", ...)
+  std::string isa;  // the ISA LIBXSMM generates code for ("hsw", "cpx", ...)
   // ---- recorded, not identity ----
   std::string libxsmm_version;
   std::string compiler;

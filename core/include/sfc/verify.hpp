@@ -14,7 +14,7 @@ namespace sfc {
 void fill_uniform(void* data, std::size_t count, DType dtype, std::uint64_t seed);
 
 struct CheckResult {
-  double rel_error;    // ||C - C_ref||_F / ||C_ref||_F
+  double rel_error;  // ||C - C_ref||_F / ||C_ref||_F
   // gamma_K * || |A| |B| ||_F / ||C_ref||_F with gamma_K = K u / (1 - K u), u the
   // unit roundoff of the accumulation type: the classical worst-case bound for
   // any order of summing K products (so it covers every K_layers and

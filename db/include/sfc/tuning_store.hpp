@@ -29,8 +29,8 @@ struct Measurement {
   GemmShape shape;
   DType dtype = DType::f32;
   int threads = 0;
-  Layout layout = Layout::blocked;  // the entry timed: execute() on blocks, or gemm() on plain matrices
-  int k_layers = 0, k_block_factor = 0;                      // as requested
+  Layout layout = Layout::blocked;       // the entry timed: execute() on blocks, or gemm() on plain matrices
+  int k_layers = 0, k_block_factor = 0;  // as requested
   int effective_k_layers = 0, effective_k_block_factor = 0;  // after the plan clamped them
   BlockSizes blocks;
   int warmup = 0, reps = 0;
@@ -49,7 +49,7 @@ struct Winner {
   // Pooled over every full measurement of the configuration; min_s, its
   // fastest run, is its time (the winning rule, see sfc/tuner.hpp).
   double mean_s = 0, min_s = 0;
-  int reps = 0;                  // timed runs behind mean_s
+  int reps = 0;  // timed runs behind mean_s
 };
 
 // What one platform's results hold, per dtype, thread count and layout (for `db info`).
@@ -133,7 +133,8 @@ class TuningStore {
                                         int threads, Layout layout) const;
 
   std::vector<Winner> winners(const std::string& platform_hash) const;
-  std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads, Layout layout) const;
+  std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads,
+                              Layout layout) const;
   std::optional<Winner> winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
                                int threads, Layout layout) const;
   std::vector<ResultGroup> result_groups(const std::string& platform_hash) const;

@@ -47,8 +47,8 @@ struct TunedShape {
   GemmShape shape;
   DType dtype = DType::f32;
   int threads = 0;
-  Layout layout = Layout::blocked;                // the entry it was tuned through
-  int k_layers = 0, k_block_factor = 0;           // the winner
+  Layout layout = Layout::blocked;          // the entry it was tuned through
+  int k_layers = 0, k_block_factor = 0;     // the winner
   std::array<float, kConfigCount> seconds;  // by config_index(): the fastest run; NaN = not measured
 };
 

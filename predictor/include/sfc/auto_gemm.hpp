@@ -37,7 +37,8 @@ class AutoGemm {
             const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
 
   // What gemm() runs a shape with: libsfcconf's answer.
-  Answer configuration(const GemmShape& shape, DType dtype, int threads = 0, Layout layout = Layout::blocked) const;
+  Answer configuration(const GemmShape& shape, DType dtype, int threads = 0,
+                       Layout layout = Layout::blocked) const;
 
   // Idle plans held for reuse.
   std::size_t cached_plans() const;
@@ -49,7 +50,7 @@ class AutoGemm {
 
 // One process-wide AutoGemm over $SFC_TUNING. Throws sfc::Error on every call
 // when SFC_TUNING names a file that cannot be used.
-void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
-          const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
+void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda, const void* b,
+          std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
 
 }  // namespace sfc

@@ -11,8 +11,7 @@ int main(void) {
     fprintf(stderr, "%s\n", sfcconf_last_error());
     return 1;
   }
-  printf("k_layers=%d k_block_factor=%d tier=%s\n", a.k_layers, a.k_block_factor,
-         sfcconf_tier_name(a.tier));
+  printf("k_layers=%d k_block_factor=%d tier=%s\n", a.k_layers, a.k_block_factor, sfcconf_tier_name(a.tier));
   sfcconf_close(conf);
   return 0;
 }

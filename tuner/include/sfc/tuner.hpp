@@ -37,10 +37,10 @@ namespace sfc {
 
 struct TuneOptions {
   DType dtype = DType::f32;
-  int threads = 0;            // 0: omp_get_max_threads()
-  int warmup = 2;             // untimed runs before the timed ones
-  int reps = 10;              // timed runs (at most, with a budget)
-  double prune_margin = -1;   // < 0: time every configuration fully
+  int threads = 0;           // 0: omp_get_max_threads()
+  int warmup = 2;            // untimed runs before the timed ones
+  int reps = 10;             // timed runs (at most, with a budget)
+  double prune_margin = -1;  // < 0: time every configuration fully
   // The entry timed: execute() on the blocked layout, or gemm() on plain
   // row/column-major matrices with its packing (they have different winners,
   // see db/src/schema.cpp version 3).
@@ -53,9 +53,9 @@ struct TuneOptions {
 
 // Reported after each configuration tune() handles.
 struct TuneStep {
-  bool screening = false;          // the pruning screen, or the full timing
-  int done = 0, total = 0;         // configurations of this phase
-  int best_k_layers = 0;           // best full measurement so far (0: none yet)
+  bool screening = false;   // the pruning screen, or the full timing
+  int done = 0, total = 0;  // configurations of this phase
+  int best_k_layers = 0;    // best full measurement so far (0: none yet)
   int best_k_block_factor = 0;
   double best_seconds = 0;
 };

@@ -33,10 +33,10 @@ struct SessionOptions {
 
 struct SessionSummary {
   std::string platform_hash;
-  std::size_t shapes = 0;        // in the grid
-  std::size_t already_done = 0;  // complete in the store before this run
-  std::size_t tuned = 0;         // completed by this run
-  std::int64_t measurements = 0; // rows this run added
+  std::size_t shapes = 0;         // in the grid
+  std::size_t already_done = 0;   // complete in the store before this run
+  std::size_t tuned = 0;          // completed by this run
+  std::int64_t measurements = 0;  // rows this run added
   bool interrupted = false;
   double seconds = 0;
 };
