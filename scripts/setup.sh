@@ -19,5 +19,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# SFC_CMAKE_ARGS: extra options, e.g. "-DSFC_NATIVE=ON" (CI passes -DSFC_WERROR=ON).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${SFC_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"

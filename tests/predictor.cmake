@@ -11,39 +11,52 @@ set(SFC_SFCCONF_FIXTURE_DIR ${CMAKE_CURRENT_BINARY_DIR}/sfcconf-fixture)
 
 add_executable(sfcconf_fixture ${SFC_PREDICTOR_TESTS}/fixture.cpp)
 target_link_libraries(sfcconf_fixture PRIVATE sfc_predictor_core)
+target_link_libraries(sfcconf_fixture PRIVATE sfc_build_options)
 add_test(NAME predictor.fixture COMMAND sfcconf_fixture ${SFC_SFCCONF_FIXTURE_DIR})
 set_tests_properties(predictor.fixture PROPERTIES FIXTURES_SETUP sfcconf_tables)
 
 add_executable(sfcconf_c_test ${CMAKE_CURRENT_SOURCE_DIR}/test_sfcconf_c.c)
 set_target_properties(sfcconf_c_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
 target_link_libraries(sfcconf_c_test PRIVATE sfcconf m)
+target_link_libraries(sfcconf_c_test PRIVATE sfc_build_options)
 add_test(NAME predictor.c_api COMMAND sfcconf_c_test ${SFC_SFCCONF_FIXTURE_DIR})
 set_tests_properties(predictor.c_api PROPERTIES FIXTURES_REQUIRED sfcconf_tables)
 
-# The ThreadSanitizer build compiles libsfcconf's sources (and the predictor
-# under them) again with -fsanitize=thread; the libraries below them (table
-# loading, the platform probe) only run before the threads start.
-get_property(SFC_PREDICTOR_CORE_SOURCES GLOBAL PROPERTY SFC_PREDICTOR_CORE_SOURCES)
-get_property(SFC_SFCCONF_SOURCES GLOBAL PROPERTY SFC_SFCCONF_SOURCES)
-add_executable(sfcconf_tsan ${SFC_PREDICTOR_TESTS}/tsan_queries.cpp ${SFC_PREDICTOR_CORE_SOURCES}
-                            ${SFC_SFCCONF_SOURCES})
-target_include_directories(sfcconf_tsan PRIVATE ${PROJECT_SOURCE_DIR}/predictor/include)
-target_link_libraries(sfcconf_tsan PRIVATE sfc_db sfc_table sfc_core sfc_nanoflann)
-target_compile_options(sfcconf_tsan PRIVATE -fsanitize=thread -g -O1)
-target_link_options(sfcconf_tsan PRIVATE -fsanitize=thread)
-add_test(NAME predictor.tsan
-         COMMAND sfcconf_tsan ${SFC_SFCCONF_FIXTURE_DIR}/this_machine.sfctable)
-set_tests_properties(predictor.tsan PROPERTIES FIXTURES_REQUIRED sfcconf_tables LABELS tsan
-                     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+# Not in an SFC_SANITIZE build: ThreadSanitizer cannot be combined with the
+# AddressSanitizer every object there is compiled with.
+if(NOT SFC_SANITIZE)
+  # The ThreadSanitizer build compiles libsfcconf's sources (and the predictor
+  # under them) again with -fsanitize=thread; the libraries below them (table
+  # loading, the platform probe) only run before the threads start.
+  get_property(SFC_PREDICTOR_CORE_SOURCES GLOBAL PROPERTY SFC_PREDICTOR_CORE_SOURCES)
+  get_property(SFC_SFCCONF_SOURCES GLOBAL PROPERTY SFC_SFCCONF_SOURCES)
+  add_executable(sfcconf_tsan ${SFC_PREDICTOR_TESTS}/tsan_queries.cpp ${SFC_PREDICTOR_CORE_SOURCES}
+                              ${SFC_SFCCONF_SOURCES})
+  target_include_directories(sfcconf_tsan PRIVATE ${PROJECT_SOURCE_DIR}/predictor/include
+                                                  ${PROJECT_BINARY_DIR}/predictor/include)
+  target_link_libraries(sfcconf_tsan PRIVATE sfc_db sfc_table sfc_core sfc_nanoflann)
+  target_link_libraries(sfcconf_tsan PRIVATE sfc_build_options)
+  target_compile_options(sfcconf_tsan PRIVATE -fsanitize=thread -g -O1)
+  target_link_options(sfcconf_tsan PRIVATE -fsanitize=thread)
+  add_test(NAME predictor.tsan
+           COMMAND sfcconf_tsan ${SFC_SFCCONF_FIXTURE_DIR}/this_machine.sfctable)
+  set_tests_properties(predictor.tsan PROPERTIES FIXTURES_REQUIRED sfcconf_tables LABELS tsan
+                       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+endif()
 
 add_executable(sfcconf_latency ${SFC_PREDICTOR_TESTS}/query_latency.cpp)
 target_link_libraries(sfcconf_latency PRIVATE sfc_predictor_core sfcconf)
+target_link_libraries(sfcconf_latency PRIVATE sfc_build_options)
 add_test(NAME predictor.latency COMMAND sfcconf_latency)
 set_tests_properties(predictor.latency PROPERTIES LABELS benchmark)
 
-# Install into a scratch prefix and build a C consumer against it both ways.
-add_test(NAME predictor.install
-         COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
-                 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/sfcconf-install
-                 -DCONSUMER_DIR=${SFC_PREDICTOR_TESTS}/consumer
-                 -P ${SFC_PREDICTOR_TESTS}/install_test.cmake)
+# Not in an SFC_SANITIZE build either: a consumer built without ASan cannot
+# load a library built with it.
+if(NOT SFC_SANITIZE)
+  # Install into a scratch prefix and build a C consumer against it both ways.
+  add_test(NAME predictor.install
+           COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/sfcconf-install
+                   -DCONSUMER_DIR=${SFC_PREDICTOR_TESTS}/consumer
+                   -P ${SFC_PREDICTOR_TESTS}/install_test.cmake)
+endif()

@@ -14,7 +14,7 @@ namespace sfc::sqlite {
 // An SQLite failure; `code` is SQLite's extended result code.
 class Failure : public Error {
  public:
-  Failure(const std::string& what, int code) : Error(what), code(code) {}
+  Failure(const std::string& what, int sqlite_code) : Error(what), code(sqlite_code) {}
   int code;
 };
 

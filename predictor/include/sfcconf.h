@@ -31,6 +31,8 @@
 
 #include <stdint.h>
 
+#include "sfcconf_version.h" /* SFCCONF_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
+
 #if defined(__GNUC__)
 #define SFCCONF_API __attribute__((visibility("default")))
 #else
@@ -40,9 +42,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SFCCONF_VERSION_MAJOR 0
-#define SFCCONF_VERSION_MINOR 3
 
 typedef enum sfcconf_status {
   SFCCONF_OK = 0,
