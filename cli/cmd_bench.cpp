@@ -55,7 +55,7 @@ std::string command_line() {
 // The --config value, checked before anything is measured.
 struct ConfigChoice {
   std::string source;  // "tuned", "nn", "model", "default", "best" or "explicit"
-  SfcConfig knobs;     // for "explicit"
+  Knobs knobs;         // for "explicit"
 };
 
 ConfigChoice parse_config_choice(const std::string& text, const std::string& db) {
@@ -72,19 +72,21 @@ ConfigChoice parse_config_choice(const std::string& text, const std::string& db)
                                      std::string_view(text).substr(comma + 1)};
   for (int i = 0; i < 2; ++i) {
     const auto [end, error] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), values[i]);
-    if (error != std::errc() || end != parts[i].data() + parts[i].size() || values[i] < 1 ||
-        values[i] > kMaxKLayers)
-      throw Error("--config " + text + ": K_layers and k_block_factor must each be in 1..8");
+    if (error != std::errc() || end != parts[i].data() + parts[i].size()) values[i] = 0;
   }
-  return {"explicit", {values[0], values[1]}};
+  const Knobs knobs{values[0], values[1]};
+  if (!knobs.valid())
+    throw Error("--config " + text + ": K_layers must be in 1.." + std::to_string(kMaxKLayers) +
+                " and k_block_factor in 1.." + std::to_string(kMaxKBlockFactor));
+  return {"explicit", knobs};
 }
 
 // A picker over answers chosen now, for every shape: a shape a source cannot
 // answer (one the database lacks) fails before anything is measured, not an
 // hour into the run.
 ConfigPicker answer_now(const std::vector<GemmShape>& shapes,
-                        const std::function<SfcConfig(const GemmShape&)>& answer) {
-  auto configs = std::make_shared<std::vector<std::pair<GemmShape, SfcConfig>>>();
+                        const std::function<Knobs(const GemmShape&)>& answer) {
+  auto configs = std::make_shared<std::vector<std::pair<GemmShape, Knobs>>>();
   for (const GemmShape& shape : shapes) configs->emplace_back(shape, answer(shape));
   return [configs](const GemmShape& shape) {
     for (const auto& [known, config] : *configs)
@@ -99,12 +101,11 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
                          const std::string& db) {
   if (choice.source == "best") return quick_search_picker(options);
   if (choice.source == "explicit") return answer_now(shapes, [&](const GemmShape&) { return choice.knobs; });
-  if (choice.source == "default") return answer_now(shapes, [](const GemmShape&) { return SfcConfig{}; });
+  if (choice.source == "default") return answer_now(shapes, [](const GemmShape&) { return Knobs{}; });
   if (choice.source == "model") {
     const AnalyticalModel model(calibration, platform.l2_bytes);
     return answer_now(shapes, [&](const GemmShape& shape) {
-      const Knobs knobs = model.predict(shape, options.dtype, options.threads).knobs;
-      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
+      return model.predict(shape, options.dtype, options.threads).knobs;
     });
   }
   // "tuned": the shape's own winner; "nn": the nearest tuned shape's. Both
@@ -122,17 +123,14 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
         choice.source, db, to_string(options.layout), to_string(options.layout));
   const ConfigPredictor predictor(tables, {}, platform);
   return answer_now(shapes, [&](const GemmShape& shape) {
-    if (choice.source == "nn") {
-      const Knobs knobs =
-          predictor.predict(Predictor::nearest, shape, options.dtype, options.threads, options.layout);
-      return SfcConfig{knobs.k_layers, knobs.k_block_factor};
-    }
+    if (choice.source == "nn")
+      return predictor.predict(Predictor::nearest, shape, options.dtype, options.threads, options.layout);
     const Answer tuned = predictor.query(shape, options.dtype, options.threads, options.layout);
     if (tuned.tier != Tier::exact)
       throw Error("--config tuned: " + db + " has no tuned " + to_string(shape) + " " +
                   std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
                   " threads for this platform (tune it first, or use --config nn)");
-    return SfcConfig{tuned.knobs.k_layers, tuned.knobs.k_block_factor};
+    return tuned.knobs;
   });
 }
 

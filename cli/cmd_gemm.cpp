@@ -44,13 +44,13 @@ void run_gemm(const GemmOptions& o) {
   request.k_layers = o.k_layers;
   request.k_block_factor = o.kbf;
   if (!o.blocks.empty()) request.blocks = parse_blocks(o.blocks);
-  const GemmPlan plan(request);
+  GemmPlan plan(request);
   const BlockSizes bs = plan.blocks();
   spdlog::info("plan: {}x{}x{} {} on {} threads, K_layers={} k_block_factor={} (effective), blocks {}x{}x{}",
                o.m, o.n, o.k, o.dtype, plan.threads(), plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn,
                bs.bk);
 
-  const ColdOperands inputs(plan, request.layout, o.warmup + o.reps);
+  ColdOperands inputs(plan, request.layout, o.warmup + o.reps);
   spdlog::info("timing {} warm-up + {} runs over {} cold input set(s)", o.warmup, o.reps, inputs.sets());
   const Timing t = inputs.time(plan, o.warmup, o.reps);
   const double gflops = plan.shape().flops() / t.mean * 1e-9;

@@ -319,8 +319,7 @@ void run_evaluate(const EvaluateOptions& o) {
     spdlog::info("timing k_layers={} k_block_factor={} on {}x{}x{} (not measured)", k.k_layers,
                  k.k_block_factor, shape.m, shape.n, shape.k);
     const auto kl = std::to_string(k.k_layers), kbf = std::to_string(k.k_block_factor);
-    return double(tuner.tune(shape, ConfigSet::parse(kl, kbf))
-                      .result.seconds[config_index(k.k_layers, k.k_block_factor)]);
+    return double(tuner.tune(shape, ConfigSet::parse(kl, kbf)).result.seconds[k.index()]);
   };
   const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads, layout))),
                             predictor.policy_max_distance(dtype, threads, layout),

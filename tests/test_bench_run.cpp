@@ -75,7 +75,7 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
     std::vector<sfc::GemmShape> asked;
     const auto picker = [&](const sfc::GemmShape& shape) {
       asked.push_back(shape);
-      return sfc::SfcConfig{8, 8};  // clamped by the plan to what K allows
+      return sfc::Knobs{8, 8};  // clamped by the plan to what K allows
     };
     const sfc::BenchResult r =
         sfc::run_bench(kShapes, tiny_options(layout), picker, std::move(peers), kRoofline);
@@ -104,7 +104,7 @@ TEST_CASE("bench: passes time every implementation again and pool the runs") {
     sfc::BenchOptions options = tiny_options(layout);
     options.passes = 3;
     const sfc::BenchResult r = sfc::run_bench(
-        {{32, 48, 64}}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, std::move(peers),
+        {{32, 48, 64}}, options, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers),
         kRoofline);
     REQUIRE(r.shapes.size() == 1);
     REQUIRE(r.shapes[0].timings.size() == 2);
@@ -137,13 +137,13 @@ TEST_CASE("bench: a minimum time per pass gives small shapes more runs, the same
   const sfc::Roofline roofline{.gflops_per_core = 1, .bandwidth_gbs = 1000, .threads = 1, .source = "test"};
   const sfc::GemmShape shape{32, 32, 32};  // 65.5 us at 1 GFLOP/s: 16 runs per pass
   const sfc::BenchResult r = sfc::run_bench(
-      {shape}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, std::move(peers), roofline);
+      {shape}, options, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers), roofline);
   REQUIRE(r.shapes[0].timings.size() == 2);
   for (const sfc::Timing& t : r.shapes[0].timings) CHECK(t.reps == 2 * 16);
 
   options.min_seconds = -1;
   CHECK_THROWS_AS(sfc::run_bench(
-                      {shape}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, {}, roofline),
+                      {shape}, options, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, {}, roofline),
                   sfc::Error);
 }
 
@@ -155,7 +155,7 @@ TEST_CASE("bench: a peer without the dtype is dropped with a note") {
   sfc::BenchOptions options = tiny_options(sfc::Layout::blocked);
   options.dtype = sfc::DType::f64;
   const sfc::BenchResult r = sfc::run_bench(
-      {{32, 32, 32}}, options, [](const sfc::GemmShape&) { return sfc::SfcConfig{}; }, std::move(peers),
+      {{32, 32, 32}}, options, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers),
       kRoofline);
   CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "doubles"});
   REQUIRE(r.notes.size() == 1);
@@ -169,7 +169,7 @@ TEST_CASE("bench: a result that differs from a peer's is flagged") {
   const sfc::BenchResult r = sfc::run_bench(
       {{32, 32, 64}}, tiny_options(sfc::Layout::blocked),
       [](const sfc::GemmShape&) {
-        return sfc::SfcConfig{2, 1};
+        return sfc::Knobs{2, 1};
       },
       std::move(peers), kRoofline);
   CHECK(r.shapes[0].max_error_ratio > 1);
@@ -178,7 +178,7 @@ TEST_CASE("bench: a result that differs from a peer's is flagged") {
 }
 
 TEST_CASE("bench: bad requests are sfc::Error before anything runs") {
-  const auto picker = [](const sfc::GemmShape&) { return sfc::SfcConfig{}; };
+  const auto picker = [](const sfc::GemmShape&) { return sfc::Knobs{}; };
   sfc::BenchOptions o = tiny_options(sfc::Layout::blocked);
   CHECK_THROWS_AS(sfc::run_bench({}, o, picker, {}, kRoofline), sfc::Error);
   o.reps = 0;
@@ -195,7 +195,7 @@ TEST_CASE("bench: bad requests are sfc::Error before anything runs") {
 TEST_CASE("bench: the quick search returns a configuration the plan runs as is") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   const sfc::ConfigPicker pick = sfc::quick_search_picker(tiny_options(sfc::Layout::blocked));
-  const sfc::SfcConfig c = pick({64, 64, 256});  // 4 K blocks of 64
+  const sfc::Knobs c = pick({64, 64, 256});  // 4 K blocks of 64
   CHECK(c.k_layers >= 1);
   CHECK(c.k_block_factor >= 1);
   CHECK(c.k_layers * c.k_block_factor <= 4);

@@ -144,11 +144,26 @@ TEST_CASE("config sets: all, narrowed, and refused") {
   CHECK(sfc::ConfigSet::all().size() == 64);
   const sfc::ConfigSet set = sfc::ConfigSet::parse("1,2,4", "1:3");
   CHECK(set.size() == 9);
-  CHECK(set.contains(4, 3));
-  CHECK_FALSE(set.contains(3, 1));
-  CHECK(set.pairs().front() == std::pair{1, 1});
-  CHECK(set.pairs().back() == std::pair{4, 3});
+  CHECK(set.contains({4, 3}));
+  CHECK_FALSE(set.contains({3, 1}));
+  CHECK(set.configs().front() == sfc::Knobs{1, 1});
+  CHECK(set.configs().back() == sfc::Knobs{4, 3});
   CHECK(error_of([] { sfc::ConfigSet::parse("0:8", "1"); }).find("--k-layers '0': must lie in 1..8") !=
         std::string::npos);
   CHECK(error_of([] { sfc::ConfigSet::parse("1", "9"); }).find("must lie in 1..8") != std::string::npos);
+}
+
+TEST_CASE("tuner: Knobs index and its inverse cover the 64 configurations once") {
+  std::set<int> seen;
+  for (int i = 0; i < sfc::kConfigCount; ++i) {
+    const sfc::Knobs k = sfc::Knobs::at(i);
+    CHECK(k.valid());
+    CHECK(k.index() == i);
+    seen.insert(k.k_layers * 100 + k.k_block_factor);
+  }
+  CHECK(seen.size() == std::size_t(sfc::kConfigCount));
+  CHECK_FALSE(sfc::Knobs{0, 1}.valid());
+  CHECK_FALSE(sfc::Knobs{1, 9}.valid());
+  CHECK(error_of([] { sfc::Knobs{9, 1}.check(); }) == "k_layers must be in 1..8, got 9");
+  CHECK(error_of([] { sfc::Knobs{1, 0}.check(); }) == "k_block_factor must be in 1..8, got 0");
 }

@@ -30,7 +30,7 @@ constexpr const char* kSearchKnobs = "1,2,4,8";
 constexpr int kSearchWarmup = 1, kSearchReps = 2;
 constexpr double kSearchPruneMargin = 0.1;
 
-PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, const SfcConfig& config) {
+PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, const Knobs& config) {
   return {.shape = shape,
           .dtype = options.dtype,
           .threads = options.threads,
@@ -43,7 +43,7 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, co
 // caches are flushed before the timed runs whether or not ColdOperands would
 // have (it does not expose that choice), which on this project's machines
 // (footprint 1 GiB) is the same decision for every shape it can hold.
-Timing time_peer(const GemmPeer& peer, const ColdOperands& operands, const GemmShape& shape,
+Timing time_peer(const GemmPeer& peer, ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
   return time_runs(options.warmup, reps, operands.sets(), cold_footprint_bytes(), [&](int set) {
     peer.gemm(options.dtype, shape, operands.a(set), operands.lda(), operands.b(set), operands.ldb(),
@@ -66,8 +66,8 @@ double element(const AlignedBuffer& c, DType dtype, std::size_t i) {
 // largest difference to a peer over the tolerance: a summation-order bound,
 // 16 K u max(1, |C|), that real results meet by orders of magnitude and
 // wrong ones (a missing or doubled K block) miss by as much.
-double verify(const GemmPlan& plan, const ColdOperands& plain,
-              const std::vector<std::unique_ptr<GemmPeer>>& peers, DType dtype) {
+double verify(GemmPlan& plan, const ColdOperands& plain, const std::vector<std::unique_ptr<GemmPeer>>& peers,
+              DType dtype) {
   const GemmShape& s = plan.shape();
   const std::size_t in = input_size(dtype), out = output_size(dtype);
   const std::size_t count = std::size_t(s.m * s.n);
@@ -94,10 +94,10 @@ double verify(const GemmPlan& plan, const ColdOperands& plain,
   return worst;
 }
 
-ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& options, const SfcConfig& config,
+ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& options, const Knobs& config,
                                const std::vector<std::unique_ptr<GemmPeer>>& peers,
                                const Roofline& roofline) {
-  const GemmPlan plan(plan_request(shape, options, config));
+  GemmPlan plan(plan_request(shape, options, config));
   ShapeMeasurement m;
   m.shape = shape;
   m.config = {plan.k_layers(), plan.k_block_factor()};
@@ -162,7 +162,7 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
   }
 
   for (const GemmShape& shape : shapes) {
-    const SfcConfig config = picker(shape);
+    const Knobs config = picker(shape);
     ShapeMeasurement m = measure_shape(shape, options, config, usable, roofline);
     std::string line = to_string(shape) + " (" + std::to_string(m.config.k_layers) + "," +
                        std::to_string(m.config.k_block_factor) + "):";
@@ -192,7 +192,7 @@ ConfigPicker quick_search_picker(const BenchOptions& options) {
   return [tuner, configs](const GemmShape& shape) {
     const TunedShape winner = tuner.tune(shape, configs).result;
     spdlog::debug("quick search {}: best ({},{})", to_string(shape), winner.k_layers, winner.k_block_factor);
-    return SfcConfig{winner.k_layers, winner.k_block_factor};
+    return Knobs{winner.k_layers, winner.k_block_factor};
   };
 }
 

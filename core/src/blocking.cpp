@@ -9,11 +9,11 @@
 // full blocks with no edge code. A dimension smaller than its target becomes a
 // single block of exactly D (e.g. bm = 1 for M = 1).
 //
-// Targets: LIBXSMM's batch-reduce kernel on this AVX-512 Zen 5 runs at ~195-200
-// GFLOP/s per core in cache for bm, bn, bk in {32, 64} (fp32); 64 halves the
-// number of kernel calls and loads of C per FLOP against 32, and one A block
-// plus one B block (2 x 16 KiB fp32) still sits comfortably in L1/L2.
-// bf16 keeps bk even: its A blocks are stored in VNNI pairs along K.
+// Targets (the values live in sfc/arch_context.hpp): LIBXSMM's batch-reduce kernel on this AVX-512 Zen 5 runs
+// at ~195-200 GFLOP/s per core in cache for bm, bn, bk in {32, 64} (fp32); 64 halves the number of kernel
+// calls and loads of C per FLOP against 32, and one A block plus one B block (2 x 16 KiB fp32) still sits
+// comfortably in L1/L2. bf16 keeps bk even: its A blocks are stored in VNNI pairs along K.
+#include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
 
 namespace sfc {
@@ -27,10 +27,10 @@ int split(std::int64_t extent, int target) {
 }  // namespace
 
 BlockSizes choose_blocks(const GemmShape& shape, DType dtype) {
-  const int target_mn = dtype == DType::f64 ? 32 : 64;
-  const int target_k = 64;
-  BlockSizes b{split(shape.m, target_mn), split(shape.n, target_mn), split(shape.k, target_k)};
-  if (dtype == DType::bf16 && b.bk % 2) ++b.bk;
+  const DTypeConstants c = dtype_constants(dtype);
+  BlockSizes b{split(shape.m, c.block_target_mn), split(shape.n, c.block_target_mn),
+               split(shape.k, c.block_target_k)};
+  b.bk += (c.bk_multiple - b.bk % c.bk_multiple) % c.bk_multiple;
   return b;
 }
 

@@ -10,8 +10,6 @@
 namespace sfc {
 namespace {
 
-constexpr int max_knob = 8;
-
 void validate(const PlanRequest& r) {
   const auto& s = r.shape;
   if (s.m < 1 || s.n < 1 || s.k < 1)
@@ -21,10 +19,7 @@ void validate(const PlanRequest& r) {
   if (s.m > max_extent || s.n > max_extent || s.k > max_extent)
     throw Error("GEMM sizes must be below 2^31, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
                 " K=" + std::to_string(s.k));
-  if (r.k_layers < 1 || r.k_layers > max_knob)
-    throw Error("k_layers must be in 1..8, got " + std::to_string(r.k_layers));
-  if (r.k_block_factor < 1 || r.k_block_factor > max_knob)
-    throw Error("k_block_factor must be in 1..8, got " + std::to_string(r.k_block_factor));
+  Knobs{r.k_layers, r.k_block_factor}.check();
   if (r.threads < 0) throw Error("threads must be >= 1, got " + std::to_string(r.threads));
   const auto& b = r.blocks;
   if (b.bm < 0 || b.bn < 0 || b.bk < 0) throw Error("block sizes must be positive");
@@ -67,14 +62,16 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
                       libxsmm_blasint ldc) {
   switch (p.dtype) {
     case DType::f32:
-      map.f32 = dispatch(libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc, 4, 0);
+      map.f32 = dispatch(libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc,
+                         input_size(p.dtype), 0);
       return map.ready = map.f32.first && map.f32.rest;
     case DType::f64:
-      map.f64 = dispatch(libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc, 8, 0);
+      map.f64 = dispatch(libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc,
+                         input_size(p.dtype), 0);
       return map.ready = map.f64.first && map.f64.rest;
     case DType::bf16:
-      map.bf16 = dispatch(libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc, 2,
-                          LIBXSMM_GEMM_FLAG_VNNI_A);
+      map.bf16 = dispatch(libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc,
+                          input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
       return map.ready = map.bf16.first && map.bf16.rest;
   }
   return false;
@@ -121,7 +118,7 @@ using Prologue = std::function<void()>;
 // layer 0, so each "team" of threads owns one copy of C and each thread a
 // contiguous stretch of the curve -- a compact patch of C tiles.
 template <class In, class Out, class Kernel>
-void run_sfc_ca(const GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel>& kernel, const In* a,
+void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel>& kernel, const In* a,
                 const In* b, Out* c, const Prologue& prologue) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
@@ -294,7 +291,7 @@ namespace {
 
 // The loop on the caller's operands (swapped for a transposed plan) through
 // `map`, after the team has run `prologue` (if any).
-void run(const GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
+void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
          const Prologue& prologue = {}) {
   if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
   switch (p.dtype) {
@@ -315,7 +312,8 @@ void run(const GemmPlan::Impl& p, const OperandMap& map, const void* a, const vo
 
 }  // namespace
 
-void GemmPlan::execute(const void* a, const void* b, void* c) const {
+void GemmPlan::execute(const void* a, const void* b, void* c) {
+  const OneCaller guard(*impl_);
   run(*impl_, impl_->blocked_map, a, b, c);
 }
 
@@ -337,9 +335,10 @@ GemmCopies GemmPlan::copies(Layout layout, std::int64_t lda, std::int64_t ldb, s
 }
 
 void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
-                    std::int64_t ldc) const {
-  const Impl& p = *impl_;
+                    std::int64_t ldc) {
   if (layout == Layout::blocked) return execute(a, b, c);
+  Impl& p = *impl_;
+  const OneCaller guard(p);
   if (!p.plain)
     throw Error(
         "this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
@@ -347,11 +346,12 @@ void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* 
   const GemmCopies copy = copies(layout, lda, ldb, ldc);
   if (copy.a) check_operand_ld(p, Operand::a, layout, lda);
   if (copy.b) check_operand_ld(p, Operand::b, layout, ldb);
-  reserve_buffers(*impl_, copy);
+  reserve_buffers(p, copy);
   const void* a_used = copy.a ? p.a_packed.data() : a;
   const void* b_used = copy.b ? p.b_packed.data() : b;
-  // Packing runs in the loop's own thread team: one fork and join per call
-  // (each costs ~3.4 us on this 2-core machine, 3.5% of a 256^3 GEMM).
+  // Packing runs in the loop's own thread team, so packing A and B costs no
+  // fork and join of its own (each costs ~3.4 us on this 2-core machine, 3.5%
+  // of a 256^3 GEMM); unpacking a copied C is a second team.
   const Prologue pack = [&] {
     if (copy.a) pack_operand(p, Operand::a, layout, a, lda, p.a_packed.data());
     if (copy.b) pack_operand(p, Operand::b, layout, b, ldb, p.b_packed.data());

@@ -3,9 +3,12 @@
 #pragma once
 #include <libxsmm.h>
 
+#include <atomic>
+#include <cassert>
 #include <vector>
 
 #include "sfc/aligned_buffer.hpp"
+#include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/gilbert.hpp"
 
@@ -81,10 +84,35 @@ struct GemmPlan::Impl {
   bool plain = false;
   AlignedBuffer a_packed, b_packed, c_packed;
 
+#ifndef NDEBUG
+  // A plan runs for one caller at a time (it owns the scratch above); debug
+  // builds check it (OneCaller), release builds pay nothing.
+  std::atomic<bool> running{false};
+#endif
+
   std::size_t a_elements() const { return std::size_t(mb * kb) * blocks.bm * blocks.bk; }
   std::size_t b_elements() const { return std::size_t(nb * kb) * blocks.bk * blocks.bn; }
   std::size_t c_elements() const { return std::size_t(mb * nb) * blocks.bm * blocks.bn; }
   const KSlice& slice(int round, std::int64_t layer) const { return slices[round * layers + layer]; }
+};
+
+// Held by execute() and gemm() for the length of a call: in a debug build,
+// a second caller on the same plan at the same time is an assertion failure
+// rather than two threads writing one scratch copy of C.
+class OneCaller {
+ public:
+#ifndef NDEBUG
+  explicit OneCaller(GemmPlan::Impl& p) : p_(p) {
+    [[maybe_unused]] const bool busy = p_.running.exchange(true);
+    assert(!busy && "a GemmPlan was executed by two callers at once; build one plan per caller");
+  }
+  ~OneCaller() { p_.running.store(false); }
+
+ private:
+  GemmPlan::Impl& p_;
+#else
+  explicit OneCaller(GemmPlan::Impl&) {}
+#endif
 };
 
 // Packing one operand of a plain layout into the plan's blocked layout

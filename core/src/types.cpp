@@ -1,6 +1,7 @@
 // Names of element types, layouts and shapes, as the CLI and the stores spell them.
 #include <string>
 
+#include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
 
 namespace sfc {
@@ -41,8 +42,8 @@ Layout parse_layout(std::string_view text) {
   throw Error("unknown layout '" + std::string(text) + "' (expected blocked, row or col)");
 }
 
-std::size_t input_size(DType dtype) { return dtype == DType::f64 ? 8 : dtype == DType::f32 ? 4 : 2; }
+std::size_t input_size(DType dtype) { return dtype_constants(dtype).input_bytes; }
 
-std::size_t output_size(DType dtype) { return dtype == DType::f64 ? 8 : 4; }
+std::size_t output_size(DType dtype) { return dtype_constants(dtype).output_bytes; }
 
 }  // namespace sfc

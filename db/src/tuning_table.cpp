@@ -123,9 +123,7 @@ TunedShape read_shape_line(TableReader& in, int version) {
   s.k_layers = in.number<int>(t[6], "K_layers");
   s.k_block_factor = in.number<int>(t[7], "k_block_factor");
   if (s.threads < 1) in.fail("threads must be positive");
-  if (s.k_layers < 1 || s.k_layers > kMaxKLayers || s.k_block_factor < 1 ||
-      s.k_block_factor > kMaxKBlockFactor)
-    in.fail("the winner K_layers k_block_factor must lie in 1..8 x 1..8");
+  if (!s.winner().valid()) in.fail("the winner K_layers k_block_factor must lie in 1..8 x 1..8");
   for (int i = 0; i < kConfigCount; ++i) {
     const float seconds = in.number<float>(t[8 + i], "a time");
     if (!std::isnan(seconds) && !(seconds > 0 && std::isfinite(seconds)))

@@ -32,7 +32,7 @@ constexpr std::array<double, 8> candidate_distances = {
     0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, std::numeric_limits<double>::infinity()};
 // The paper's fraction of L2 for one round's A and B panels (section III-C),
 // and the fractions fitted to tuned shapes are chosen from (it first).
-constexpr double paper_l2_fraction = 0.5;
+constexpr double paper_l2_fraction = kPanelL2Fraction;
 constexpr std::array<double, 9> candidate_l2_fractions = {
     paper_l2_fraction, 0.25, 1, 2, 4, 8, 16, 64, std::numeric_limits<double>::infinity()};
 // Fewer tuned shapes than this and the leave-one-out choices are not made.
@@ -40,10 +40,7 @@ constexpr std::size_t min_shapes_to_choose = 3;
 
 double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 
-bool has_winner(const TunedShape& s) {
-  return s.k_layers >= 1 && s.k_layers <= kMaxKLayers && s.k_block_factor >= 1 &&
-         s.k_block_factor <= kMaxKBlockFactor;
-}
+bool has_winner(const TunedShape& s) { return s.winner().valid(); }
 
 }  // namespace
 
@@ -82,8 +79,7 @@ struct ConfigPredictor::ShapeGroup {
     throughput.push_back(row);
     // A table names each shape's winner; without one, the fastest time stands in.
     const int fastest = int(std::max_element(row.begin(), row.end()) - row.begin());
-    winners.push_back(has_winner(s) ? Knobs{s.k_layers, s.k_block_factor}
-                                    : Knobs{fastest / kMaxKBlockFactor + 1, fastest % kMaxKBlockFactor + 1});
+    winners.push_back(has_winner(s) ? s.winner() : Knobs::at(fastest));
   }
 
   // Up to `k` nearest shapes: indices and Euclidean distances, nearest first.
@@ -112,13 +108,13 @@ struct ConfigPredictor::ShapeGroup {
       for (int c = 0; c < kConfigCount; ++c) score[c] += weight * row[c];
     }
     const int best = int(std::max_element(score.begin(), score.end()) - score.begin());
-    return {best / kMaxKBlockFactor + 1, best % kMaxKBlockFactor + 1};
+    return Knobs::at(best);
   }
 
   // Regret of `knobs` on tuned shape i: its time over the winner's, less 1;
   // 1 (twice as slow) where the configuration was not measured.
   double regret(std::size_t i, Knobs knobs) const {
-    const float t = throughput[i][config_index(knobs.k_layers, knobs.k_block_factor)];
+    const float t = throughput[i][knobs.index()];
     return t > 0 ? 1.0 / t - 1.0 : 1.0;
   }
 
@@ -149,7 +145,7 @@ struct ConfigPredictor::ShapeGroup {
 
 double best_seconds(const TunedShape& s) {
   if (has_winner(s)) {
-    const float winner = s.seconds[config_index(s.k_layers, s.k_block_factor)];
+    const float winner = s.seconds[s.winner().index()];
     if (winner > 0) return winner;
   }
   double best = std::numeric_limits<double>::infinity();

@@ -70,7 +70,7 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
         if (all_predictors[i] == Predictor::policy) throw;
       }
       if (!answered[i]) continue;
-      float& stored = t.seconds[config_index(s.knobs[i].k_layers, s.knobs[i].k_block_factor)];
+      float& stored = t.seconds[s.knobs[i].index()];
       if (!(stored > 0)) {  // kept in `t`, so a configuration is timed once per shape
         stored = float(time_missing(t.shape, t.dtype, t.threads, t.layout, s.knobs[i]));
         timed_now = std::min(timed_now, double(stored));

@@ -143,11 +143,14 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
 
 const void* ColdOperands::a(int set) const { return storage_.as<unsigned char>() + set * set_stride_; }
 const void* ColdOperands::b(int set) const { return static_cast<const unsigned char*>(a(set)) + a_bytes_; }
-void* ColdOperands::c(int set) const {
+void* ColdOperands::c(int set) {
+  return storage_.as<unsigned char>() + set * set_stride_ + a_bytes_ + b_bytes_;
+}
+const void* ColdOperands::c(int set) const {
   return storage_.as<unsigned char>() + set * set_stride_ + a_bytes_ + b_bytes_;
 }
 
-Timing ColdOperands::time(const GemmPlan& plan, int warmup, int reps, double budget_seconds) const {
+Timing ColdOperands::time(GemmPlan& plan, int warmup, int reps, double budget_seconds) {
   return time_runs(
       warmup, reps, sets_, flush_bytes_,
       [&](int set) {

@@ -46,20 +46,20 @@ struct Knowledge {
   // Configurations of `configs` within (1 + margin) of the best reference time.
   std::uint64_t survivors(const ConfigSet& configs, double margin) const {
     double best = INFINITY;
-    for (auto [kl, kbf] : configs.pairs()) best = std::fmin(best, reference(config_index(kl, kbf)));
+    for (Knobs c : configs.configs()) best = std::fmin(best, reference(c.index()));
     std::uint64_t out = 0;
-    for (auto [kl, kbf] : configs.pairs()) {
-      const double r = reference(config_index(kl, kbf));  // an unmeasured one never survives
-      if (std::isfinite(r) && r <= (1 + margin) * best) out |= std::uint64_t{1} << config_index(kl, kbf);
+    for (Knobs c : configs.configs()) {
+      const double r = reference(c.index());  // an unmeasured one never survives
+      if (std::isfinite(r) && r <= (1 + margin) * best) out |= std::uint64_t{1} << c.index();
     }
     return out;
   }
 };
 
-std::vector<std::pair<int, int>> select(const ConfigSet& configs, std::uint64_t keep) {
-  std::vector<std::pair<int, int>> out;
-  for (auto [kl, kbf] : configs.pairs())
-    if ((keep >> config_index(kl, kbf)) & 1) out.emplace_back(kl, kbf);
+std::vector<Knobs> select(const ConfigSet& configs, std::uint64_t keep) {
+  std::vector<Knobs> out;
+  for (Knobs c : configs.configs())
+    if ((keep >> c.index()) & 1) out.push_back(c);
   return out;
 }
 
@@ -84,17 +84,17 @@ class ShapeSearch {
   }
 
   // Times `configs` with `warmup` + `reps` runs each; false when `stop` ended it.
-  bool pass(const std::vector<std::pair<int, int>>& configs, int warmup, int reps, bool screening,
+  bool pass(const std::vector<Knobs>& configs, int warmup, int reps, bool screening,
             const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) {
-    std::map<std::pair<int, int>, Timing> timings;  // by effective configuration
+    std::map<Knobs, Timing> timings;  // by effective configuration
     TuneStep step{.screening = screening, .done = 0, .total = static_cast<int>(configs.size())};
-    for (auto [kl, kbf] : configs) {
+    for (const Knobs c : configs) {
       if (stop && stop->load()) return false;
       PlanRequest request = base_;
-      request.k_layers = kl;
-      request.k_block_factor = kbf;
-      const GemmPlan plan(request);
-      const std::pair<int, int> effective{plan.k_layers(), plan.k_block_factor()};
+      request.k_layers = c.k_layers;
+      request.k_block_factor = c.k_block_factor;
+      GemmPlan plan(request);
+      const Knobs effective{plan.k_layers(), plan.k_block_factor()};
       auto timed = timings.find(effective);
       if (timed == timings.end()) {
         // One set of cold operands serves every configuration of the shape.
@@ -106,10 +106,10 @@ class ShapeSearch {
                     .dtype = base_.dtype,
                     .threads = plan.threads(),
                     .layout = base_.layout,
-                    .k_layers = kl,
-                    .k_block_factor = kbf,
-                    .effective_k_layers = effective.first,
-                    .effective_k_block_factor = effective.second,
+                    .k_layers = c.k_layers,
+                    .k_block_factor = c.k_block_factor,
+                    .effective_k_layers = effective.k_layers,
+                    .effective_k_block_factor = effective.k_block_factor,
                     .blocks = plan.blocks(),
                     .warmup = warmup,
                     .reps = t.reps,
@@ -121,11 +121,11 @@ class ShapeSearch {
       known.add(m);
       out.result.threads = m.threads;
       // A configuration's time is its fastest cold run (see sfc/tuner.hpp).
-      out.result.seconds[config_index(kl, kbf)] = static_cast<float>(t.min);
+      out.result.seconds[c.index()] = static_cast<float>(t.min);
       // Strictly faster only: a tie stays with the earlier, smaller configuration.
       if (!screening && (out.result.k_layers == 0 || t.min < best_seconds_)) {
-        out.result.k_layers = kl;
-        out.result.k_block_factor = kbf;
+        out.result.k_layers = c.k_layers;
+        out.result.k_block_factor = c.k_block_factor;
         best_seconds_ = t.min;
       }
       out.measurements.push_back(std::move(m));

@@ -9,20 +9,15 @@
 
 #include "sfc/gemm.hpp"
 #include "sfc/gemm_peer.hpp"
+#include "sfc/knobs.hpp"
 #include "sfc/measure.hpp"
 #include "sfc/roofline.hpp"
 
 namespace sfc {
 
-// SFC-CA GEMM's two knobs.
-struct SfcConfig {
-  int k_layers = 1;
-  int k_block_factor = 1;
-};
-
 // Chooses SFC-CA's configuration for a shape: fixed, from the tuning store,
 // from a predictor, or searched on the spot (quick_search_picker).
-using ConfigPicker = std::function<SfcConfig(const GemmShape& shape)>;
+using ConfigPicker = std::function<Knobs(const GemmShape& shape)>;
 
 struct BenchOptions {
   DType dtype = DType::f32;
@@ -51,7 +46,7 @@ struct BenchOptions {
 
 struct ShapeMeasurement {
   GemmShape shape;
-  SfcConfig config;  // as the plan ran it (after clamping)
+  Knobs config;  // as the plan ran it (after clamping)
   double roofline_gflops = 0;
   std::vector<Timing> timings;  // one per implementation, in BenchResult order
   // Largest |C_sfc - C_peer| over the peers, relative to the tolerance of the

@@ -39,10 +39,15 @@ class AlignedBuffer {
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
 
-  void* data() const { return data_; }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
   template <class T>
-  T* as() const {
+  T* as() {
     return static_cast<T*>(data_);
+  }
+  template <class T>
+  const T* as() const {
+    return static_cast<const T*>(data_);
   }
   std::size_t bytes() const { return bytes_; }
 

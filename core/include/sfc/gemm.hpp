@@ -108,7 +108,9 @@ class GemmPlan {
   std::size_t workspace_bytes() const;
 
   // C = A * B on blocked operands (see the layout above). C is overwritten.
-  void execute(const void* a, const void* b, void* c) const;
+  // Not const: a call writes the plan's scratch (the copies of C, packing
+  // buffers), so one plan serves one caller at a time (debug builds assert it).
+  void execute(const void* a, const void* b, void* c);
 
   // Plain matrices <-> blocked layout; parallel over blocks with the plan's threads.
   // row_major: element (r, c) at r*ld + c; col_major: at c*ld + r.
@@ -119,7 +121,7 @@ class GemmPlan {
   // BLAS-like entry: C = A * B, C overwritten. Copies into the blocked layout
   // only what copies() says; the rest is read or written where it is.
   void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
-            std::int64_t ldc) const;
+            std::int64_t ldc);
   // What gemm() with these arguments copies. Everything, unless the call is in
   // the plan's own (plain) layout with a tight ldc and blocks that divide M and
   // N: then C is written in place; if moreover the blocks divide K and the

@@ -25,6 +25,6 @@ struct CheckResult {
 // Runs `plan` on random plain inputs in `layout` (blocked: packed, executed,
 // unpacked through the plan's public helpers) and compares with an fp64
 // reference computed from the same (dtype-rounded) inputs.
-CheckResult check_against_reference(const GemmPlan& plan, Layout layout, std::uint64_t seed = 7);
+CheckResult check_against_reference(GemmPlan& plan, Layout layout, std::uint64_t seed = 7);
 
 }  // namespace sfc

@@ -25,18 +25,10 @@
 #include <vector>
 
 #include "sfc/gemm.hpp"
+#include "sfc/knobs.hpp"
 #include "sfc/platform.hpp"
 
 namespace sfc {
-
-inline constexpr int kMaxKLayers = 8;
-inline constexpr int kMaxKBlockFactor = 8;
-inline constexpr int kConfigCount = kMaxKLayers * kMaxKBlockFactor;
-
-// Index of (k_layers, k_block_factor) in TunedShape::seconds (both 1-based).
-constexpr int config_index(int k_layers, int k_block_factor) {
-  return (k_layers - 1) * kMaxKBlockFactor + (k_block_factor - 1);
-}
 
 struct Calibration {
   double gamma_gflops_per_core = 0;  // 0 = unknown
@@ -49,7 +41,9 @@ struct TunedShape {
   int threads = 0;
   Layout layout = Layout::blocked;          // the entry it was tuned through
   int k_layers = 0, k_block_factor = 0;     // the winner
-  std::array<float, kConfigCount> seconds;  // by config_index(): the fastest run; NaN = not measured
+  std::array<float, kConfigCount> seconds;  // by Knobs::index(): the fastest run; NaN = not measured
+
+  Knobs winner() const { return {k_layers, k_block_factor}; }
 };
 
 struct TuningTable {

@@ -14,17 +14,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
+#include "sfc/knobs.hpp"
 #include "sfc/tuning_table.hpp"
 
 namespace sfc {
-
-// The two tunable knobs of an SFC-CA GEMM, each in 1..8.
-struct Knobs {
-  int k_layers = 1;
-  int k_block_factor = 1;
-  friend bool operator==(const Knobs&, const Knobs&) = default;
-};
 
 // The largest M, N or K a prediction is made for (the tile counts of larger
 // ones would overflow; no real GEMM comes near).
@@ -45,7 +40,8 @@ class AnalyticalModel {
  public:
   // `calibration.beta_gbytes_per_s` is the bandwidth all threads reach
   // together (the GEMM's threads share it); gamma is per core, fp32.
-  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = 0.5);
+  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes,
+                  double l2_fraction = kPanelL2Fraction);
 
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;

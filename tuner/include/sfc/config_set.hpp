@@ -1,13 +1,12 @@
 // ConfigSet: which (K_layers, k_block_factor) pairs a tuning run searches,
-// one bit per sfc::config_index(). All 64 by default; --k-layers and
+// one bit per Knobs::index(). All 64 by default; --k-layers and
 // --k-block-factors narrow it ("1:4", "1,2,4", "8").
 #pragma once
 #include <cstdint>
 #include <string_view>
-#include <utility>
 #include <vector>
 
-#include "sfc/tuning_table.hpp"
+#include "sfc/knobs.hpp"
 
 namespace sfc {
 
@@ -17,12 +16,10 @@ class ConfigSet {
   // Lists of values in 1..8 (see ShapeGrid for the list syntax; LO:HI steps by 1).
   static ConfigSet parse(std::string_view k_layers, std::string_view k_block_factors);
 
-  bool contains(int k_layers, int k_block_factor) const {
-    return (bits_ >> config_index(k_layers, k_block_factor)) & 1;
-  }
+  bool contains(Knobs knobs) const { return (bits_ >> knobs.index()) & 1; }
   int size() const;
-  // (K_layers, k_block_factor) pairs, K_layers outermost.
-  std::vector<std::pair<int, int>> pairs() const;
+  // The configurations in index order (K_layers outermost).
+  std::vector<Knobs> configs() const;
   std::uint64_t bits() const { return bits_; }
 
  private:

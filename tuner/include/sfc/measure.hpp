@@ -52,12 +52,13 @@ class ColdOperands {
 
   // Times plan.execute (blocked) or plan.gemm (row/col) over the sets
   // (`budget_seconds`: see time_runs).
-  Timing time(const GemmPlan& plan, int warmup, int reps, double budget_seconds = 0) const;
+  Timing time(GemmPlan& plan, int warmup, int reps, double budget_seconds = 0);
 
   int sets() const { return sets_; }
   const void* a(int set) const;
   const void* b(int set) const;
-  void* c(int set) const;
+  void* c(int set);
+  const void* c(int set) const;
   std::int64_t lda() const { return lda_; }
   std::int64_t ldb() const { return ldb_; }
   std::int64_t ldc() const { return ldc_; }

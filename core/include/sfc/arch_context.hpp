@@ -1,0 +1,41 @@
+// ArchContext: the machine constants every layer shares, in one place (as
+// BLIS keeps its per-architecture context), so that the plan, the model, the
+// tuner and the readers of stored results cannot disagree:
+//   - per element type: the bytes of an input and of an accumulator element,
+//     the block-size targets of choose_blocks() and the K multiple;
+//   - the knob limits (sfc/knobs.hpp);
+//   - the share of L2 the model keeps one round's A and B panels within.
+// The values are what LIBXSMM 1.17's kernels and the measurements behind
+// core/src/blocking.cpp and docs/predictor.md support on the CPUs tested
+// (AVX2 Zen 3, AVX-512 Zen 5 and Xeon); a port to another kind of CPU starts here.
+#pragma once
+#include <cstddef>
+
+#include "sfc/gemm.hpp"
+#include "sfc/knobs.hpp"
+
+namespace sfc {
+
+struct DTypeConstants {
+  std::size_t input_bytes;   // one A or B element
+  std::size_t output_bytes;  // one C element (the accumulation type)
+  int block_target_mn;       // choose_blocks()'s target for bm and bn
+  int block_target_k;        // and for bk
+  int bk_multiple;           // bk is rounded up to a multiple of this (bf16: VNNI pairs along K)
+};
+
+constexpr DTypeConstants dtype_constants(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return {8, 8, 32, 64, 1};
+    case DType::bf16: return {2, 4, 64, 64, 2};
+    case DType::f32: break;
+  }
+  return {4, 4, 64, 64, 1};
+}
+
+// Paper, section III-C: k_block_factor is the smallest that keeps the A and B
+// panels one thread touches in one round within this fraction of its L2. The
+// predictor may fit another fraction to tuned data (docs/predictor.md).
+inline constexpr double kPanelL2Fraction = 0.5;
+
+}  // namespace sfc
