@@ -7,7 +7,7 @@
 #include "sfc/error.hpp"
 #include "sfc/platform_fields.hpp"
 #include "sfc/store_exchange.hpp"
-#include "text_file.hpp"
+#include "sfc/text_file.hpp"
 
 namespace sfc {
 namespace {

@@ -33,12 +33,15 @@ struct Knobs {
   // Position in 0..kConfigCount-1, K_layers major: (1,1) 0, (1,2) 1, ..., (8,8) 63.
   constexpr int index() const { return (k_layers - 1) * kMaxKBlockFactor + (k_block_factor - 1); }
   // The inverse of index().
-  static constexpr Knobs at(int index) { return {index / kMaxKBlockFactor + 1, index % kMaxKBlockFactor + 1}; }
+  static constexpr Knobs at(int index) {
+    return {index / kMaxKBlockFactor + 1, index % kMaxKBlockFactor + 1};
+  }
 
   // Throws sfc::Error("k_layers must be in 1..8, got 9") unless valid().
   void check() const {
     if (k_layers < 1 || k_layers > kMaxKLayers)
-      throw Error("k_layers must be in 1.." + std::to_string(kMaxKLayers) + ", got " + std::to_string(k_layers));
+      throw Error("k_layers must be in 1.." + std::to_string(kMaxKLayers) + ", got " +
+                  std::to_string(k_layers));
     if (k_block_factor < 1 || k_block_factor > kMaxKBlockFactor)
       throw Error("k_block_factor must be in 1.." + std::to_string(kMaxKBlockFactor) + ", got " +
                   std::to_string(k_block_factor));
@@ -46,7 +49,9 @@ struct Knobs {
 };
 
 // Knobs{k_layers, k_block_factor}.index(), for records that keep the two as fields.
-constexpr int config_index(int k_layers, int k_block_factor) { return Knobs{k_layers, k_block_factor}.index(); }
+constexpr int config_index(int k_layers, int k_block_factor) {
+  return Knobs{k_layers, k_block_factor}.index();
+}
 
 static_assert(Knobs::at(Knobs{3, 7}.index()) == Knobs{3, 7});
 static_assert(Knobs{kMaxKLayers, kMaxKBlockFactor}.index() == kConfigCount - 1);

@@ -29,8 +29,8 @@
 
 #include "sfc/config_set.hpp"
 #include "sfc/gemm.hpp"
+#include "sfc/records.hpp"
 #include "sfc/shape_grid.hpp"
-#include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
 
 namespace sfc {

@@ -1,4 +1,4 @@
-#include "text_file.hpp"
+#include "sfc/text_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
