@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "sfc/answer_cache.hpp"
+#include "sfc/config_service.hpp"
+#include "test_predictor_support.hpp"
 
 using namespace sfc;
 
@@ -54,4 +56,21 @@ TEST_CASE("cache: a bucket holds two keys; a third evicts one, never the newest"
   CHECK(one_bucket.find({3, 2, 1}, DType::bf16, 4, Layout::blocked)->knobs == Knobs{5, 5});
   CHECK(bool(one_bucket.find({1, 2, 3}, DType::bf16, 4, Layout::blocked)) !=
         bool(one_bucket.find({2, 2, 3}, DType::bf16, 4, Layout::blocked)));
+}
+
+TEST_CASE("cache: ConfigService answers a repeated query from its cache, the same as the predictor") {
+  std::vector<TuningTable> tables(1);
+  tables[0].platform = detect_platform(2);
+  tables[0].shapes = {test::synthetic_shape({512, 512, 512}, {2, 4})};
+  const ConfigService service(ConfigPredictor(tables, {}, tables[0].platform));
+  const Answer first = service.query({500, 520, 510}, DType::f32, 2, Layout::blocked);
+  const Answer again = service.query({500, 520, 510}, DType::f32, 2, Layout::blocked);
+  const Answer direct = service.predictor().query({500, 520, 510}, DType::f32, 2, Layout::blocked);
+  CHECK(first.knobs == direct.knobs);
+  CHECK(again.knobs == direct.knobs);
+  CHECK(again.tier == direct.tier);
+  CHECK(again.distance == direct.distance);
+  CHECK_THROWS_AS(service.query({0, 1, 1}, DType::f32, 2, Layout::blocked), Error);
+  // No file: the model or the default answers, never an error.
+  CHECK(ConfigService::open(std::nullopt).query({100, 100, 100}, DType::f32, 1).knobs.valid());
 }

@@ -1,4 +1,4 @@
-// AutoGemm: libsfcconf's answer per shape, and a pool of plans built with it.
+// AutoGemm: the ConfigService's answer per shape, and a pool of plans built with it.
 #include "sfc/auto_gemm.hpp"
 
 #include <omp.h>
@@ -9,24 +9,13 @@
 #include <string>
 #include <tuple>
 
+#include "sfc/config_service.hpp"
 #include "sfc/error.hpp"
-#include "sfc/sfcconf_enums.hpp"
-#include "sfcconf.hpp"
 
 namespace sfc {
 namespace {
 
 constexpr std::size_t max_idle_plans = 16;
-
-Tier tier_of(sfcconf_tier t) {
-  switch (t) {
-    case SFCCONF_TIER_EXACT: return Tier::exact;
-    case SFCCONF_TIER_NEAREST: return Tier::nearest;
-    case SFCCONF_TIER_MODEL: return Tier::model;
-    case SFCCONF_TIER_DEFAULT: return Tier::fallback;
-  }
-  return Tier::fallback;
-}
 
 struct PlanKey {
   std::int64_t m, n, k;
@@ -39,9 +28,9 @@ struct PlanKey {
 }  // namespace
 
 struct AutoGemm::Impl {
-  explicit Impl(sfcconf::TunedConfigs c) : configs(std::move(c)) {}
+  explicit Impl(ConfigService s) : service(std::move(s)) {}
 
-  sfcconf::TunedConfigs configs;
+  ConfigService service;
   mutable std::mutex mutex;                                       // guards idle
   std::list<std::pair<PlanKey, std::unique_ptr<GemmPlan>>> idle;  // most recently used first
 
@@ -76,27 +65,14 @@ struct AutoGemm::Impl {
   }
 };
 
-AutoGemm::AutoGemm(const char* tuning_path, const char* platform) try
-    : impl_(std::make_unique<Impl>(sfcconf::TunedConfigs(tuning_path, platform))) {
-} catch (const sfcconf::Error& e) {
-  throw Error(e.what());
-}
+AutoGemm::AutoGemm(const char* tuning_path, const char* platform)
+    : impl_(std::make_unique<Impl>(ConfigService::open(
+          tuning_path ? std::optional<std::string>(tuning_path) : std::nullopt, platform ? platform : ""))) {}
 
 AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
-  try {
-    const auto [a, platform] =
-        impl_->configs.query_match(shape.m, shape.n, shape.k, to_sfcconf(dtype),
-                                   threads > 0 ? threads : omp_get_max_threads(), to_sfcconf(layout));
-    return {.knobs = {a.k_layers, a.k_block_factor},
-            .tier = tier_of(a.tier),
-            .platform = static_cast<PlatformMatch>(platform),  // the same order as sfcconf_platform_match
-            .distance = a.distance,
-            .nearest = {a.nearest_m, a.nearest_n, a.nearest_k}};
-  } catch (const sfcconf::Error& e) {
-    throw Error(e.what());
-  }
+  return impl_->service.query(shape, dtype, threads > 0 ? threads : omp_get_max_threads(), layout);
 }
 
 void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,

@@ -1,4 +1,4 @@
-// libsfcconf's C API over ConfigPredictor and AnswerCache. Every entry point
+// libsfcconf's C API over ConfigService. Every entry point
 // is noexcept in effect: C++ exceptions become status codes and a
 // thread-local message here, at the boundary.
 #include "sfcconf.h"
@@ -6,13 +6,11 @@
 #include <new>
 #include <string>
 
-#include "sfc/answer_cache.hpp"
-#include "sfc/predictor.hpp"
+#include "sfc/config_service.hpp"
 #include "sfc/tuning_source.hpp"
 
 struct sfcconf_handle {
-  sfc::ConfigPredictor predictor;
-  sfc::AnswerCache cache;
+  sfc::ConfigService service;
 };
 
 namespace {
@@ -82,12 +80,8 @@ sfcconf_status sfcconf_open(const char* path, const char* platform, sfcconf_hand
   if (!out) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_open: out is NULL");
   *out = nullptr;
   return guarded([&] {
-    std::vector<sfc::TuningTable> tables;
-    if (path)
-      tables =
-          sfc::load_tuning_tables(path, sfc::PlatformChoice::parse_or_environment(platform ? platform : ""));
-    // Without tuned data this machine's L2 still sizes the default's k_block_factor.
-    *out = new sfcconf_handle{sfc::ConfigPredictor(tables, {}, sfc::detect_platform()), sfc::AnswerCache()};
+    *out = new sfcconf_handle{sfc::ConfigService::open(path ? std::optional<std::string>(path) : std::nullopt,
+                                                       platform ? platform : "")};
     return SFCCONF_OK;
   });
 }
@@ -118,14 +112,8 @@ sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, i
   const auto entry = layout == SFCCONF_BLOCKED     ? sfc::Layout::blocked
                      : layout == SFCCONF_ROW_MAJOR ? sfc::Layout::row_major
                                                    : sfc::Layout::col_major;
-  if (const auto cached = conf->cache.find(shape, type, threads, entry)) {
-    fill(*cached, answer, platform);
-    return SFCCONF_OK;
-  }
   return guarded([&] {  // query() refuses sizes or threads < 1 with an sfc::Error
-    const sfc::Answer a = conf->predictor.query(shape, type, threads, entry);
-    conf->cache.insert(shape, type, threads, entry, a);
-    fill(a, answer, platform);
+    fill(conf->service.query(shape, type, threads, entry), answer, platform);
     return SFCCONF_OK;
   });
 }

@@ -1,12 +1,13 @@
 // sfc::gemm: C = A * B in one call, with the (K_layers, k_block_factor) that
-// libsfcconf answers for the shape, planned once per shape and reused.
+// the ConfigService (libsfcconf's engine) answers for the shape, planned once
+// per shape and reused.
 //
 //   sfc::gemm(sfc::Layout::row_major, {m, n, k}, sfc::DType::f32, a, lda, b, ldb, c, ldc);
 //
 // The free function reads its tuning data from the file named by the
 // environment variable SFC_TUNING (a tuning database or exported table of
 // this machine), opened on the first call; without it every shape gets
-// libsfcconf's default tier. An AutoGemm object names its file explicitly.
+// the model or default tier. An AutoGemm object names its file explicitly.
 //
 // Plans (block sizes, curve map, kernels, scratch copies of C, packing
 // buffers) are kept per (shape, dtype, threads, layout) and reused; callers on
@@ -23,7 +24,7 @@ namespace sfc {
 
 class AutoGemm {
  public:
-  // Opens `tuning_path` through libsfcconf for this machine, or for the
+  // Opens `tuning_path` (ConfigService::open) for this machine, or for the
   // platform hash `platform`; nullptr: no file. Throws sfc::Error when the
   // file cannot be used (the message says why).
   explicit AutoGemm(const char* tuning_path = nullptr, const char* platform = nullptr);
@@ -36,7 +37,7 @@ class AutoGemm {
   void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
             const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
 
-  // What gemm() runs a shape with: libsfcconf's answer.
+  // What gemm() runs a shape with: the ConfigService's answer, as libsfcconf's.
   Answer configuration(const GemmShape& shape, DType dtype, int threads = 0,
                        Layout layout = Layout::blocked) const;
 

@@ -1,0 +1,21 @@
+#include "sfc/config_service.hpp"
+
+#include "sfc/tuning_source.hpp"
+
+namespace sfc {
+
+ConfigService ConfigService::open(const std::optional<std::string>& path, std::string_view platform) {
+  std::vector<TuningTable> tables;
+  if (path) tables = load_tuning_tables(*path, PlatformChoice::parse_or_environment(platform));
+  // Without tuned data this machine's L2 still sizes the default's k_block_factor.
+  return ConfigService(ConfigPredictor(tables, {}, detect_platform()));
+}
+
+Answer ConfigService::query(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
+  if (const auto cached = cache_.find(shape, dtype, threads, layout)) return *cached;
+  const Answer answer = predictor_.query(shape, dtype, threads, layout);  // validates the request
+  cache_.insert(shape, dtype, threads, layout, answer);
+  return answer;
+}
+
+}  // namespace sfc
