@@ -39,6 +39,25 @@ struct Addressing {
   std::int64_t c_row_block, c_col_block, c_column, c_copy;
 };
 
+// The kernels of one operand map: a batch's consecutive A (B) blocks lie
+// at.a_k_block (at.b_k_block) elements apart; A, B and C are read with leading
+// dimensions lda, ldb, ldc.
+template <class Kernel, class Scalar>
+KernelPair<Kernel> dispatch(Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                                           libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
+                                           const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
+                                           const int*),
+                            const BlockSizes& b, const Addressing& at, libxsmm_blasint lda,
+                            libxsmm_blasint ldb, libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
+  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
+  const libxsmm_blasint stride_a = libxsmm_blasint(at.a_k_block * in_bytes);  // bytes, not elements
+  const libxsmm_blasint stride_b = libxsmm_blasint(at.b_k_block * in_bytes);
+  KernelPair<Kernel> k;
+  k.first = make(b.bm, b.bn, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr);
+  k.rest = make(b.bm, b.bn, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr);
+  return k;
+}
+
 // An addressing plus the batch-reduce kernels built for it (the leading
 // dimensions and the stride between the blocks of a batch are baked into a
 // LIBXSMM kernel). Only the pair of the plan's dtype is set.
