@@ -40,7 +40,7 @@ constexpr const char* kPlatformHelp =
 
 struct QueryOptions {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string db = "sfc-tune.db", table, platform, dtype = "f32", layout = "blocked";
+  std::string db = kDefaultDb, table, platform, dtype = "f32", layout = "blocked";
   int threads = 0;
   bool json = false;
 };
@@ -90,7 +90,7 @@ void run_query(const QueryOptions& o) {
 // ---- calibrate -------------------------------------------------------------
 
 struct CalibrateOptions {
-  std::string db = "sfc-tune.db";
+  std::string db = kDefaultDb;
   int threads = 0;
   bool json = false;
 };
@@ -121,7 +121,7 @@ void run_calibrate(const CalibrateOptions& o) {
 // ---- evaluate --------------------------------------------------------------
 
 struct EvaluateOptions {
-  std::string db = "sfc-tune.db", test_db, test_shapes, platform, dtype = "f32", layout = "blocked",
+  std::string db = kDefaultDb, test_db, test_shapes, platform, dtype = "f32", layout = "blocked",
               policy_rule = "auto";
   std::optional<double> holdout;
   std::optional<std::int64_t> train_max;

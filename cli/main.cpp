@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text);
   sfc::cli::add_gemm_command(app);
+  sfc::cli::add_tune_command(app);
   sfc::cli::add_store_commands(app);
   sfc::cli::add_predict_commands(app);
   sfc::cli::add_bench_command(app);

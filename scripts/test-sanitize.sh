@@ -13,4 +13,9 @@ cmake --build build-sanitize -j"$(nproc)"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-cd build-sanitize && ctest --output-on-failure -j2 --timeout 900
+cd build-sanitize
+# The benchmark's tests dlopen() OpenBLAS and BLIS, whose own thread pools are
+# still running at exit, where LeakSanitizer's tracer faults ("Tracer caught
+# signal 11"): they run under ASan and UBSan without the leak check.
+ctest --output-on-failure -j2 --timeout 900 -E '^bench'
+ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 ctest --output-on-failure -j2 --timeout 900 -R '^bench'

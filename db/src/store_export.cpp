@@ -115,53 +115,68 @@ std::string csv_text(const json& platforms, bool all) {
   return out;
 }
 
-// db info's summary, read in the caller's snapshot.
-json describe_snapshot(const TuningStore& store) {
-  json platforms = json::array();
-  for (const Platform& platform : store.platforms()) {
-    const std::string hash = platform.hash();
-    json object = to_json(platform);
-    object["calibration"] = calibration_json(store, hash);
-    object["results"] = json::array();
-    for (const ResultGroup& g : store.result_groups(hash))
-      object["results"].push_back({{"dtype", std::string(to_string(g.dtype))},
-                                   {"threads", g.threads},
-                                   {"layout", std::string(to_string(g.layout))},
-                                   {"shapes", g.shapes},
-                                   {"tuned_shapes", g.tuned_shapes},
-                                   {"measurements", g.measurements}});
-    platforms.push_back(std::move(object));
-  }
-  return {
-      {"db", store.path()}, {"schema_version", store.schema_version()}, {"platforms", std::move(platforms)}};
-}
-
 }  // namespace
 
-json describe_store(const TuningStore& store) {
-  return store.snapshot([&] { return describe_snapshot(store); });
+SourceSummary summarize_store(const TuningStore& store) {
+  return store.snapshot([&] {
+    SourceSummary summary{.path = store.path(), .schema_version = store.schema_version(), .platforms = {}};
+    for (const Platform& platform : store.platforms()) {
+      const std::string hash = platform.hash();
+      PlatformSummary p{.platform = platform,
+                        .calibration = std::nullopt,
+                        .calibrated_at = store.calibration_time(hash),
+                        .results = store.result_groups(hash)};
+      if (p.calibrated_at) p.calibration = store.calibration(hash);
+      summary.platforms.push_back(std::move(p));
+    }
+    return summary;
+  });
 }
 
-json describe_table(const TuningTable& table, const std::string& path) {
-  json platform = to_json(table.platform);
+SourceSummary summarize_table(const TuningTable& table, const std::string& path) {
+  PlatformSummary p{
+      .platform = table.platform, .calibration = std::nullopt, .calibrated_at = std::nullopt, .results = {}};
   const Calibration& c = table.calibration;
-  platform["calibration"] = c.gamma_gflops_per_core > 0 || c.beta_gbytes_per_s > 0
-                                ? json{{"gamma_gflops_per_core", c.gamma_gflops_per_core},
-                                       {"beta_gbytes_per_s", c.beta_gbytes_per_s},
-                                       {"measured_at", nullptr}}
-                                : json(nullptr);
-  std::map<std::tuple<std::string, int, std::string>, std::int64_t> groups;
-  for (const TunedShape& s : table.shapes)
-    ++groups[{std::string(to_string(s.dtype)), s.threads, std::string(to_string(s.layout))}];
-  platform["results"] = json::array();
+  if (c.gamma_gflops_per_core > 0 || c.beta_gbytes_per_s > 0) p.calibration = c;
+  std::map<std::tuple<DType, int, Layout>, std::int64_t> groups;
+  for (const TunedShape& s : table.shapes) ++groups[{s.dtype, s.threads, s.layout}];
   for (const auto& [key, shapes] : groups)
-    platform["results"].push_back({{"dtype", std::get<0>(key)},
-                                   {"threads", std::get<1>(key)},
-                                   {"layout", std::get<2>(key)},
-                                   {"shapes", shapes},
-                                   {"tuned_shapes", shapes},
-                                   {"measurements", nullptr}});
-  return {{"db", path}, {"format", "table"}, {"platforms", json::array({std::move(platform)})}};
+    p.results.push_back({.dtype = std::get<0>(key),
+                         .threads = std::get<1>(key),
+                         .layout = std::get<2>(key),
+                         .shapes = shapes,
+                         .tuned_shapes = shapes,
+                         .measurements = -1});
+  return {.path = path, .schema_version = std::nullopt, .platforms = {std::move(p)}};
+}
+
+json to_json(const SourceSummary& summary) {
+  json platforms = json::array();
+  for (const PlatformSummary& p : summary.platforms) {
+    json object = to_json(p.platform);
+    object["calibration"] = nullptr;
+    if (p.calibration)
+      object["calibration"] = {{"gamma_gflops_per_core", p.calibration->gamma_gflops_per_core},
+                               {"beta_gbytes_per_s", p.calibration->beta_gbytes_per_s},
+                               {"measured_at", p.calibrated_at ? json(*p.calibrated_at) : json(nullptr)}};
+    object["results"] = json::array();
+    for (const ResultGroup& g : p.results)
+      object["results"].push_back(
+          {{"dtype", std::string(to_string(g.dtype))},
+           {"threads", g.threads},
+           {"layout", std::string(to_string(g.layout))},
+           {"shapes", g.shapes},
+           {"tuned_shapes", g.tuned_shapes},
+           {"measurements", g.measurements < 0 ? json(nullptr) : json(g.measurements)}});
+    platforms.push_back(std::move(object));
+  }
+  json document = {{"db", summary.path}};
+  if (summary.schema_version)
+    document["schema_version"] = *summary.schema_version;
+  else
+    document["format"] = "table";
+  document["platforms"] = std::move(platforms);
+  return document;
 }
 
 ExportFormat parse_export_format(std::string_view text) {

@@ -54,13 +54,28 @@ ExchangeCounts check_import(const std::string& path);
 // both runs), and the newer calibration of a platform wins.
 ExchangeCounts merge_results(TuningStore& into, const TuningStore& from);
 
-// What `sfc-tune db info --json` prints: the schema version, and per platform
-// its fingerprint, calibration (or null) and, per dtype and thread count, the
-// shapes measured, the shapes with a winner and the measurements.
-nlohmann::ordered_json describe_store(const TuningStore& store);
+// What a tuning database or an exported table holds (`sfc-tune db info`).
+struct PlatformSummary {
+  Platform platform;
+  std::optional<Calibration> calibration;    // none stored
+  std::optional<std::string> calibrated_at;  // when the database knows it (tables do not)
+  // Per dtype, thread count and layout: shapes measured, shapes with a winner
+  // and measurements (-1 for a table, which holds winners only).
+  std::vector<ResultGroup> results;
+};
+struct SourceSummary {
+  std::string path;
+  std::optional<int> schema_version;  // a database's; none for a table
+  std::vector<PlatformSummary> platforms;
+};
 
-// The same summary of an exported tuning table: its platform, calibration and,
-// per dtype, thread count and layout, the shapes it holds (each with a winner).
-nlohmann::ordered_json describe_table(const TuningTable& table, const std::string& path);
+// Read in one snapshot of the database.
+SourceSummary summarize_store(const TuningStore& store);
+SourceSummary summarize_table(const TuningTable& table, const std::string& path);
+
+// `db info --json`'s document: "db", "schema_version" or "format": "table",
+// and per platform its fields and hash, "calibration" (or null) and "results"
+// ("measurements" null for a table).
+nlohmann::ordered_json to_json(const SourceSummary& summary);
 
 }  // namespace sfc
