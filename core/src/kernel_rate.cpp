@@ -39,7 +39,8 @@ double kernel_gflops_per_core(int threads, int repetitions) {
     throw Error(std::string("LIBXSMM generates no fp32 batch-reduce kernel for ISA '") +
                 libxsmm_get_target_arch() + "'");
 
-  const std::size_t a_floats = batch * std::size_t(at.a_k_block), b_floats = batch * std::size_t(at.b_k_block);
+  const std::size_t a_floats = batch * std::size_t(at.a_k_block),
+                    b_floats = batch * std::size_t(at.b_k_block);
   const std::size_t c_floats = std::size_t(blk.bm) * std::size_t(blk.bn);
   std::vector<AlignedBuffer> a, b, c;
   for (int t = 0; t < threads; ++t) {
