@@ -198,9 +198,11 @@ void run_info(const InfoArgs& a) {
                    s.calibrated_at ? (" (" + *s.calibrated_at + ")").c_str() : "");
     for (const ResultGroup& r : s.results) {
       std::fprintf(out, "  %s, %d threads, %s layout: %lld shapes (%lld with a winner)",
-                   std::string(to_string(r.dtype)).c_str(), r.threads, std::string(to_string(r.layout)).c_str(),
-                   static_cast<long long>(r.shapes), static_cast<long long>(r.tuned_shapes));
-      if (r.measurements >= 0) std::fprintf(out, ", %lld measurements", static_cast<long long>(r.measurements));
+                   std::string(to_string(r.dtype)).c_str(), r.threads,
+                   std::string(to_string(r.layout)).c_str(), static_cast<long long>(r.shapes),
+                   static_cast<long long>(r.tuned_shapes));
+      if (r.measurements >= 0)
+        std::fprintf(out, ", %lld measurements", static_cast<long long>(r.measurements));
       std::fprintf(out, "\n");
     }
   }
