@@ -1,0 +1,142 @@
+// ConfigPredictor, fitting: what is decided once, when the tables are
+// loaded -- the groups and their k-d trees, one model per thread count, the
+// L2 fraction of each model and the policy of each group (its neighbour rule
+// and the nearest tier's reach), all chosen from the tuned shapes themselves.
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "sfc/error.hpp"
+#include "sfc/predictor.hpp"
+#include "shape_group.hpp"
+
+namespace sfc {
+
+ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, PredictorOptions options,
+                                 const std::optional<Platform>& here)
+    : options_(options),
+      l2_rule_{0, AnalyticalModel({}, 0, options.l2_fraction.value_or(paper_l2_fraction)),
+               PlatformMatch::exact} {
+  if (options_.vote_neighbours < 1 || options_.vote_neighbours > max_vote_neighbours)
+    throw Error("the vote needs 1.." + std::to_string(max_vote_neighbours) + " neighbours, got " +
+                std::to_string(options_.vote_neighbours));
+  if (options_.max_distance && !(*options_.max_distance >= 0))
+    throw Error("the nearest-tier distance must be >= 0");
+  if (options_.l2_fraction && !(*options_.l2_fraction > 0)) throw Error("the L2 fraction must be > 0");
+  const double fraction = options_.l2_fraction.value_or(paper_l2_fraction);
+  // The default tier needs nothing from a table but an L2 size: this machine's
+  // when known (then its answers are exact), else the first table's that has one.
+  const bool l2_here = here && here->l2_bytes > 0;
+  if (l2_here) l2_rule_.model = AnalyticalModel({}, here->l2_bytes, fraction);
+  bool have_l2 = l2_here;
+  for (const TuningTable& table : tables) {
+    const Platform& p = table.platform;
+    const PlatformMatch match = here ? compare_platforms(p, *here).match : PlatformMatch::exact;
+    if (!have_l2 && p.l2_bytes > 0) {
+      l2_rule_ = {p.threads, AnalyticalModel({}, p.l2_bytes, fraction), match};
+      have_l2 = true;
+    }
+    // One model per thread count: the table's gamma and beta with the L2 of
+    // the machine the answers are for (the first calibrated table of that
+    // thread count; load_tuning_tables() gives one table per thread count).
+    const std::size_t l2 = l2_here ? here->l2_bytes : p.l2_bytes;
+    const ThreadModel m{p.threads, AnalyticalModel(table.calibration, l2, fraction), match};
+    auto known = std::find_if(models_.begin(), models_.end(),
+                              [&](const ThreadModel& entry) { return entry.threads == p.threads; });
+    if (known == models_.end())
+      models_.push_back(m);
+    else if (!known->model.calibrated() && m.model.calibrated())
+      *known = m;
+    for (const TunedShape& s : table.shapes) {
+      auto same = [&](const auto& g) {
+        return g->dtype == s.dtype && g->threads == s.threads && g->layout == s.layout;
+      };
+      auto it = std::find_if(groups_.begin(), groups_.end(), same);
+      if (it == groups_.end()) {
+        auto g = std::make_unique<ShapeGroup>();
+        g->dtype = s.dtype;
+        g->threads = s.threads;
+        g->layout = s.layout;
+        g->match = match;
+        groups_.push_back(std::move(g));
+        it = groups_.end() - 1;
+      }
+      (*it)->add(s);
+    }
+  }
+  for (auto& g : groups_)
+    g->tree = std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+  if (!options_.l2_fraction)
+    for (ThreadModel& m : models_) fit_l2_fraction(m.threads, m.model);
+  for (auto& g : groups_) choose_policy(*g);
+}
+
+// The L2 rule's fraction for one thread count, fitted to its tuned shapes:
+// the candidate whose answers (the model's, or the default's without
+// calibration) have the lowest total regret on them. The paper's 0.5 is the
+// first candidate, so it stays on ties. A large fraction says that missing L2
+// costs less than re-reading C once per extra round (a large, fast L3).
+void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const {
+  std::vector<const ShapeGroup*> tuned;
+  std::size_t count = 0;
+  for (const auto& g : groups_)
+    if (g->threads == threads) {
+      tuned.push_back(g.get());
+      count += g->shapes.size();
+    }
+  if (count < min_shapes_to_choose) return;
+  double best = std::numeric_limits<double>::infinity();
+  const AnalyticalModel original = model;
+  for (double fraction : candidate_l2_fractions) {
+    const AnalyticalModel candidate = original.with_l2_fraction(fraction);
+    double total = 0;
+    for (const ShapeGroup* g : tuned)
+      for (std::size_t i = 0; i < g->shapes.size(); ++i)
+        total += g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads).knobs);
+    if (total < best) {
+      best = total;
+      model = candidate;
+    }
+  }
+}
+
+// The policy's choices for a group, from its own shapes each predicted from
+// all the others: the neighbour rule with the lower mean regret, and the reach
+// of the nearest tier -- the candidate distance below which taking the
+// neighbours' answer costs less regret than the tier below (model or default)
+// would on the same shapes. Ties keep nearest, and the longer reach.
+void ConfigPredictor::choose_policy(ShapeGroup& g) const {
+  const bool automatic_rule = options_.policy_rule == NeighbourRule::automatic;
+  g.policy_votes = options_.policy_rule == NeighbourRule::vote;
+  g.max_distance = options_.max_distance.value_or(default_max_distance);
+  if (g.shapes.size() < min_shapes_to_choose || (!automatic_rule && options_.max_distance)) return;
+
+  const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours);
+  if (automatic_rule) g.policy_votes = sum_of(loo.vote) < sum_of(loo.nearest);
+  if (options_.max_distance) return;
+  const std::vector<double>& neighbour = g.policy_votes ? loo.vote : loo.nearest;
+  std::vector<double> below;  // regret of the tier below the nearest one
+  for (std::size_t i = 0; i < g.shapes.size(); ++i)
+    below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads).knobs));
+  // Leave-one-out only tests neighbours as far apart as the tuned shapes
+  // are: a reach beyond the farthest such distance (rounded up to the next
+  // candidate) would trust neighbours where nothing was measured. Past it the
+  // tier below answers (the model extrapolates by construction; a neighbour
+  // 2.8-4 octaves away cost 10% on large shapes tuned on the small grid).
+  const double tested = *std::max_element(loo.distance.begin(), loo.distance.end());
+  const double cap = *std::find_if(candidate_distances.begin(), candidate_distances.end(),
+                                   [tested](double d) { return d >= tested; });
+  double best = std::numeric_limits<double>::infinity();
+  for (double reach : candidate_distances) {
+    if (reach > cap) break;
+    double total = 0;
+    for (std::size_t i = 0; i < neighbour.size(); ++i)
+      total += loo.distance[i] <= reach ? neighbour[i] : below[i];
+    if (total <= best) {
+      best = total;
+      g.max_distance = reach;
+    }
+  }
+}
+
+}  // namespace sfc
