@@ -70,7 +70,7 @@ TEST_CASE("exchange: csv and json exports made with --all import back without lo
     CHECK(counts.duplicates == 0);
     // Everything a store reads back is equal, down to the last bit of every double...
     for (const sfc::Platform& p : original.platforms()) {
-      const std::vector<Measurement> a = original.measurements(p.hash()), b = copy.measurements(p.hash());
+      const std::vector<Measurement> a = original.measurements({p.hash()}), b = copy.measurements({p.hash()});
       REQUIRE(a.size() == b.size());
       for (std::size_t i = 0; i < a.size(); ++i) {
         CHECK(a[i].mean_s == b[i].mean_s);
@@ -89,7 +89,7 @@ TEST_CASE("exchange: csv and json exports made with --all import back without lo
     CHECK(slurp(dir.file("second")) == slurp(dir.file("first")));
     // Importing again adds nothing.
     CHECK(sfc::import_results(copy, dir.file("first")).duplicates == 19);
-    CHECK(copy.measurements(sfc::test::sample_platform(2).hash()).size() == 18);
+    CHECK(copy.measurements({sfc::test::sample_platform(2).hash()}).size() == 18);
   }
 }
 
@@ -112,8 +112,9 @@ TEST_CASE("exchange: a version 1 csv export, without layouts, imports as blocked
   sfc::test::write_file(dir.file("v1.csv"), text);
   TuningStore copy(dir.file("b.db"), Mode::create);
   CHECK(sfc::import_results(copy, dir.file("v1.csv")).measurements == 2);
-  for (const Measurement& m : copy.measurements(p.hash())) CHECK(m.layout == sfc::Layout::blocked);
-  CHECK(copy.winner(p.hash(), {64, 64, 64}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 1);
+  for (const Measurement& m : copy.measurements({p.hash()})) CHECK(m.layout == sfc::Layout::blocked);
+  CHECK(copy.winner({p.hash(), sfc::DType::f32, 2, sfc::Layout::blocked, sfc::GemmShape{64, 64, 64}})
+            ->k_layers == 1);
 }
 
 TEST_CASE("exchange: winners-only exports, tables and damaged files are refused, the store unchanged") {
@@ -204,13 +205,14 @@ TEST_CASE("merge: measurements of both runs are kept and the winner recomputed; 
   CHECK(sfc::merge_results(out, run2).duplicates == 3);  // merging again adds nothing
 
   CHECK(out.platforms().size() == 2);
-  CHECK(out.measurements(p.hash()).size() == 4);
+  CHECK(out.measurements({p.hash()}).size() == 4);
   // Pooled: (1,1) = 3e-3, (2,2) = 1.75e-3, so the merged winner is (2,2).
-  const std::optional<sfc::Winner> w = out.winner(p.hash(), shape, sfc::DType::f32, 2, sfc::Layout::blocked);
+  const std::optional<sfc::Winner> w =
+      out.winner({p.hash(), sfc::DType::f32, 2, sfc::Layout::blocked, shape});
   REQUIRE(w);
   CHECK(w->k_layers == 2);
   CHECK(w->mean_s == doctest::Approx(1.75e-3));
-  CHECK(out.winner(q.hash(), shape, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 4);
+  CHECK(out.winner({q.hash(), sfc::DType::f32, 2, sfc::Layout::blocked, shape})->k_layers == 4);
   CHECK(out.calibration(p.hash()).gamma_gflops_per_core == 200);  // the newer one
   sfc::merge_results(out, run1);
   CHECK(out.calibration(p.hash()).gamma_gflops_per_core == 200);  // an older one does not replace it

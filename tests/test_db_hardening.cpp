@@ -80,7 +80,7 @@ TEST_CASE("hardening: export into a device writes to it and leaves the device no
   CHECK(S_ISCHR(info.st_mode));
   check_refused(cli(dir, {"export", "--db", db, "-o", db}), "is the database");
   CHECK(sfc::TuningStore(db, sfc::TuningStore::Mode::read_only)
-            .measurements(sfc::TuningStore(db, sfc::TuningStore::Mode::read_only).platforms().at(0).hash())
+            .measurements({sfc::TuningStore(db, sfc::TuningStore::Mode::read_only).platforms().at(0).hash()})
             .size() == 8);
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("hardening: two imports creating one database at once both succeed") {
     CHECK_MESSAGE(a.code == 0, a.err);
     CHECK_MESSAGE(b.code == 0, b.err);
     const sfc::TuningStore store(db, sfc::TuningStore::Mode::read_only);
-    CHECK(store.measurements(store.platforms().at(0).hash()).size() == 8);  // once, not twice
+    CHECK(store.measurements({store.platforms().at(0).hash()}).size() == 8);  // once, not twice
   }
 }
 

@@ -68,7 +68,7 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
   REQUIRE(store.platforms().size() == 1);
   CHECK(store.platforms()[0].hash() == hash);
   CHECK(store.platforms()[0].cpu_model == platform.cpu_model);
-  const std::vector<Measurement> back = store.measurements(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
+  const std::vector<Measurement> back = store.measurements({hash, sfc::DType::f32, 2, sfc::Layout::blocked});
   REQUIRE(back.size() == rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     CAPTURE(i);
@@ -88,10 +88,11 @@ TEST_CASE("store: measurements round trip and a second record of the same ones a
     CHECK(b.screening == a.screening);
     CHECK(b.measured_at == a.measured_at);
   }
-  CHECK(store.measurements(hash, sfc::DType::f64, 2, sfc::Layout::blocked).empty());
-  CHECK(store.measurements(hash, sfc::DType::f32, 2, sfc::Layout::row_major).empty());
-  CHECK(store.measurements(hash, shape, sfc::DType::f32, 2, sfc::Layout::blocked).size() == 3);
-  CHECK(store.measurements(hash, sfc::GemmShape{1, 2, 3}, sfc::DType::f32, 2, sfc::Layout::blocked).empty());
+  CHECK(store.measurements({hash, sfc::DType::f64, 2, sfc::Layout::blocked}).empty());
+  CHECK(store.measurements({hash, sfc::DType::f32, 2, sfc::Layout::row_major}).empty());
+  CHECK(store.measurements({hash, sfc::DType::f32, 2, sfc::Layout::blocked, shape}).size() == 3);
+  CHECK(
+      store.measurements({hash, sfc::DType::f32, 2, sfc::Layout::blocked, sfc::GemmShape{1, 2, 3}}).empty());
 }
 
 TEST_CASE("store: winners are the fastest run over repeated measurements, screening ones excluded") {
@@ -109,7 +110,7 @@ TEST_CASE("store: winners are the fastest run over repeated measurements, screen
                    sample_measurement(a, 1, 2, 2.5e-3, "t3"), sample_measurement(a, 4, 4, 1e-3, "t4", true),
                    // b: a tie goes to the fewer copies of C.
                    sample_measurement(b, 2, 1, 1e-3, "t5"), sample_measurement(b, 1, 3, 1e-3, "t6")});
-  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
+  const std::vector<sfc::Winner> winners = store.winners({hash, sfc::DType::f32, 2, sfc::Layout::blocked});
   REQUIRE(winners.size() == 2);
   CHECK(winners[0].shape.m == 512);
   CHECK(winners[0].k_layers == 1);
@@ -173,19 +174,21 @@ TEST_CASE(
   CHECK(hash != old_hash);
   CHECK(store.platforms()[0].l3_bytes == 0);
   CHECK(store.platforms()[0].legacy());
-  const std::vector<sfc::Winner> winners = store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked);
+  const std::vector<sfc::Winner> winners = store.winners({hash, sfc::DType::f32, 2, sfc::Layout::blocked});
   REQUIRE(winners.size() == 1);
   CHECK(winners[0].k_block_factor == 1);
   CHECK(winners[0].min_s == doctest::Approx(1.75e-3));
-  CHECK(store.measurements(hash, sfc::DType::f32, 2, sfc::Layout::blocked).size() == 3);
-  CHECK(store.winners(hash, sfc::DType::f32, 2, sfc::Layout::row_major).empty());
+  CHECK(store.measurements({hash, sfc::DType::f32, 2, sfc::Layout::blocked}).size() == 3);
+  CHECK(store.winners({hash, sfc::DType::f32, 2, sfc::Layout::row_major}).empty());
   // Measurements through another layout now have winners of their own.
   Measurement row = sample_measurement({512, 512, 512}, 2, 1, 1e-3, "t4");
   row.layout = sfc::Layout::row_major;
   CHECK(store.record(hash, std::vector<Measurement>{row}) == 1);
-  REQUIRE(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::row_major));
-  CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::row_major)->k_layers == 2);
-  CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 1);
+  REQUIRE(store.winner({hash, sfc::DType::f32, 2, sfc::Layout::row_major, sfc::GemmShape{512, 512, 512}}));
+  CHECK(store.winner({hash, sfc::DType::f32, 2, sfc::Layout::row_major, sfc::GemmShape{512, 512, 512}})
+            ->k_layers == 2);
+  CHECK(store.winner({hash, sfc::DType::f32, 2, sfc::Layout::blocked, sfc::GemmShape{512, 512, 512}})
+            ->k_layers == 1);
   CHECK(store.result_groups(hash).size() == 2);
 }
 
@@ -237,13 +240,16 @@ TEST_CASE("store: version 4 re-keys a version 3 database; twins that differed on
   REQUIRE(store.platform(hash));
   CHECK(store.platform(hash)->compiler == "GCC 12.2.0");  // the first row's record stays
   // The twins' measurements joined (the one both held kept once), the winner chosen over both.
-  CHECK(store.measurements(hash).size() == 2);
-  REQUIRE(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked));
-  CHECK(store.winner(hash, {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)->k_layers == 2);
+  CHECK(store.measurements({hash}).size() == 2);
+  REQUIRE(store.winner({hash, sfc::DType::f32, 2, sfc::Layout::blocked, sfc::GemmShape{512, 512, 512}}));
+  CHECK(store.winner({hash, sfc::DType::f32, 2, sfc::Layout::blocked, sfc::GemmShape{512, 512, 512}})
+            ->k_layers == 2);
   CHECK(store.calibration(hash).gamma_gflops_per_core == 200);  // the newer one
   sfc::Platform rekeyed_other = other;
   rekeyed_other.l3_bytes = 0;
-  CHECK(store.winner(rekeyed_other.hash(), {512, 512, 512}, sfc::DType::f32, 2, sfc::Layout::blocked)
+  CHECK(store
+            .winner({rekeyed_other.hash(), sfc::DType::f32, 2, sfc::Layout::blocked,
+                     sfc::GemmShape{512, 512, 512}})
             ->k_layers == 4);
 }
 
@@ -295,13 +301,13 @@ TEST_CASE("store: a failing batch leaves nothing behind") {
     throw sfc::Error("stop here");
   }),
                   sfc::Error);
-  CHECK(store.measurements(hash).empty());
+  CHECK(store.measurements({hash}).empty());
   // A CHECK constraint (k_layers 9) fails the whole record() call.
   CHECK_THROWS_AS(
       store.record(hash, std::vector<Measurement>{sample_measurement({64, 64, 64}, 1, 1, 1e-4, "t1"),
                                                   sample_measurement({64, 64, 64}, 9, 1, 1e-4, "t2")}),
       sfc::Error);
-  CHECK(store.measurements(hash).empty());
+  CHECK(store.measurements({hash}).empty());
 }
 
 TEST_CASE("store: readers in another connection see committed shapes while a writer works") {
@@ -313,9 +319,9 @@ TEST_CASE("store: readers in another connection see committed shapes while a wri
   writer.batch([&] {
     writer.record(hash, std::vector<Measurement>{sample_measurement({128, 64, 64}, 1, 1, 1e-4, "t2")});
     TuningStore reader(dir.file("t.db"), Mode::read_only);
-    CHECK(reader.measurements(hash).size() == 1);  // not the uncommitted shape, and no "locked"
+    CHECK(reader.measurements({hash}).size() == 1);  // not the uncommitted shape, and no "locked"
   });
-  CHECK(TuningStore(dir.file("t.db"), Mode::read_only).measurements(hash).size() == 2);
+  CHECK(TuningStore(dir.file("t.db"), Mode::read_only).measurements({hash}).size() == 2);
 }
 
 TEST_CASE("store: files that are not tuning databases are refused and left untouched") {

@@ -47,7 +47,8 @@ ShapeSet complete_shapes(const std::string& db) {
   const TuningStore store(db, TuningStore::Mode::read_only);
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::size_t> count;
   for (const sfc::Platform& p : store.platforms())
-    for (const sfc::Measurement& m : store.measurements(p.hash())) ++count[{m.shape.m, m.shape.n, m.shape.k}];
+    for (const sfc::Measurement& m : store.measurements({p.hash()}))
+      ++count[{m.shape.m, m.shape.n, m.shape.k}];
   ShapeSet complete;
   for (auto [shape, n] : count)
     if (n == kConfigs) complete.insert(shape);
@@ -132,7 +133,7 @@ TEST_CASE("tune cli: SIGKILL mid-run leaves an intact database; the rerun measur
   CHECK(integrity(db) == "ok");
   // Nothing was measured twice: every shape has exactly its 16 rows.
   const TuningStore store(db, TuningStore::Mode::read_only);
-  CHECK(store.measurements(store.platforms().at(0).hash()).size() == kGridShapes * kConfigs);
+  CHECK(store.measurements({store.platforms().at(0).hash()}).size() == kGridShapes * kConfigs);
 }
 
 TEST_CASE("tune cli: SIGINT finishes the measurement, commits, says so and exits 130") {
@@ -206,7 +207,7 @@ TEST_CASE("tune cli: shards merged hold exactly the unsharded run's shapes") {
   auto shapes = [](const std::string& db) {
     const TuningStore store(db, TuningStore::Mode::read_only);
     ShapeSet set;
-    for (const sfc::Winner& w : store.winners(store.platforms().at(0).hash()))
+    for (const sfc::Winner& w : store.winners({store.platforms().at(0).hash()}))
       set.emplace(w.shape.m, w.shape.n, w.shape.k);
     return set;
   };
@@ -231,8 +232,8 @@ TEST_CASE(
 
   const TuningStore store(db, TuningStore::Mode::read_only);
   const std::string hash = store.platforms().at(0).hash();
-  CHECK(store.winners(hash, sfc::DType::f32, 2, sfc::Layout::row_major).size() == 8);
-  CHECK(store.winners(hash, sfc::DType::f32, 2, sfc::Layout::blocked).size() == 8);
+  CHECK(store.winners({hash, sfc::DType::f32, 2, sfc::Layout::row_major}).size() == 8);
+  CHECK(store.winners({hash, sfc::DType::f32, 2, sfc::Layout::blocked}).size() == 8);
   r = run_cli("db info --db " + db);
   CHECK(r.output.find("row layout: 8 shapes") != std::string::npos);
   r = run_cli("query 64 64 128 --threads 2 --layout row --db " + db);

@@ -1,9 +1,13 @@
 #include "schema.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sfc/error.hpp"
@@ -382,6 +386,71 @@ void migrate(sqlite::Database& db, int target) {
   db.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
   db.exec(("PRAGMA user_version = " + std::to_string(target)).c_str());
   transaction.commit();
+}
+
+namespace {
+
+sqlite::Database open_file(const std::string& path, OpenMode mode) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const bool exists = fs::exists(path, error);
+  if (mode != OpenMode::create && !exists) throw Error("no tuning database at " + path);
+  if (exists && fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
+  if (exists && !fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
+    throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
+  if (!exists) {
+    const fs::path parent = fs::absolute(path, error).parent_path();
+    if (!fs::is_directory(parent, error))
+      throw Error("cannot create database " + path + ": directory " + parent.string() + " does not exist");
+  }
+  const int flags = mode == OpenMode::read_only    ? SQLITE_OPEN_READONLY
+                    : mode == OpenMode::read_write ? SQLITE_OPEN_READWRITE
+                                                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  return sqlite::Database(path, flags);
+}
+
+std::string text_pragma(sqlite::Database& db, const char* pragma) {
+  sqlite::Statement statement = db.prepare(pragma);
+  return statement.step() ? statement.text(0) : std::string();
+}
+
+// Switching a new file to WAL takes an exclusive lock, and SQLite answers
+// SQLITE_BUSY at once, without its busy handler, while another connection
+// holds the file (two imports creating one database). Retry for as long as
+// the busy timeout would wait.
+std::string switch_to_wal(sqlite::Database& db) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return text_pragma(db, "PRAGMA journal_mode = WAL");
+    } catch (const sqlite::Failure& failure) {
+      const int code = failure.code & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > give_up) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
+    }
+  }
+}
+
+}  // namespace
+
+sqlite::Database open(const std::string& path, OpenMode mode) {
+  sqlite::Database db = open_file(path, mode);
+  const int version = check(db);
+  if (mode == OpenMode::read_only) {
+    if (version == 0) throw Error(path + " holds no tuning data (an empty file)");
+    if (version < kVersion)
+      throw Error(path + " has the older schema version " + std::to_string(version) +
+                  "; open it once for writing (sfc-tune import or tune) to migrate it");
+  } else {
+    // WAL lets readers in other processes work while a tuner writes; FULL
+    // syncs every commit, so a finished shape survives even a power cut.
+    if (switch_to_wal(db) != "wal")
+      throw Error("database " + path + ": this file system does not support SQLite's WAL mode");
+    db.exec("PRAGMA synchronous = FULL");
+    if (version < kVersion) migrate(db);
+  }
+  db.exec("PRAGMA foreign_keys = ON");
+  return db;
 }
 
 }  // namespace sfc::schema

@@ -25,6 +25,16 @@ struct Snapshot {
 // version this build does not know).
 int version_of(const Snapshot& snapshot, const std::string& path);
 
+// How a database is opened (TuningStore::Mode): a read-only open never
+// writes; the others migrate an older schema, and create makes the file.
+enum class OpenMode { read_only, read_write, create };
+
+// Opens `path` the way every TuningStore does: refuses what is not a regular
+// file or not ours (check()), a read-only open of an empty or older file
+// (with what to run instead); otherwise switches to WAL with FULL syncs and
+// migrates to kVersion. Foreign keys on. Throws sfc::Error.
+sqlite::Database open(const std::string& path, OpenMode mode);
+
 // Checks that `db` is an sfc-tune database this build understands, or an empty
 // file that may become one, and that it is not corrupt, all in one read
 // transaction. Returns its schema version (0: empty). Throws sfc::Error

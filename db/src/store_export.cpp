@@ -41,11 +41,11 @@ json platform_json(const TuningStore& store, const std::string& hash, bool all, 
   json object = to_json(*store.platform(hash));
   object["calibration"] = calibration_json(store, hash);
   object["winners"] = json::array();
-  for (const Winner& w : store.winners(hash)) object["winners"].push_back(to_json(w));
+  for (const Winner& w : store.winners({hash})) object["winners"].push_back(to_json(w));
   counts.winners += static_cast<std::int64_t>(object["winners"].size());
   if (all) {
     object["measurements"] = json::array();
-    for (const Measurement& m : store.measurements(hash)) object["measurements"].push_back(to_json(m));
+    for (const Measurement& m : store.measurements({hash})) object["measurements"].push_back(to_json(m));
     counts.measurements += static_cast<std::int64_t>(object["measurements"].size());
   }
   ++counts.platforms;

@@ -15,7 +15,7 @@ ExchangeCounts merge_results(TuningStore& into, const TuningStore& from) {
         into.upsert_platform(platform);
         if (const std::optional<std::string> at = from.calibration_time(hash))
           keep_newer_calibration(into, hash, from.calibration(hash), *at);
-        const std::vector<Measurement> measurements = from.measurements(hash);
+        const std::vector<Measurement> measurements = from.measurements({hash});
         const std::int64_t added = into.record(hash, measurements);
         counts.measurements += added;
         counts.duplicates += static_cast<std::int64_t>(measurements.size()) - added;

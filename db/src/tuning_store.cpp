@@ -1,6 +1,7 @@
 #include "sfc/tuning_store.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "sfc/error.hpp"
 #include "sfc/platform_fields.hpp"
 #include "sqlite.hpp"
+#include "store_impl.hpp"
 
 namespace sfc {
 namespace {
@@ -91,47 +93,6 @@ Winner read_winner(const sqlite::Statement& row) {
   return w;
 }
 
-sqlite::Database open_database(const std::string& path, TuningStore::Mode mode) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const bool exists = fs::exists(path, error);
-  if (mode != TuningStore::Mode::create && !exists) throw Error("no tuning database at " + path);
-  if (exists && fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
-  if (exists && !fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
-    throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
-  if (!exists) {
-    const fs::path parent = fs::absolute(path, error).parent_path();
-    if (!fs::is_directory(parent, error))
-      throw Error("cannot create database " + path + ": directory " + parent.string() + " does not exist");
-  }
-  const int flags = mode == TuningStore::Mode::read_only    ? SQLITE_OPEN_READONLY
-                    : mode == TuningStore::Mode::read_write ? SQLITE_OPEN_READWRITE
-                                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  return sqlite::Database(path, flags);
-}
-
-std::string text_pragma(sqlite::Database& db, const char* pragma) {
-  sqlite::Statement statement = db.prepare(pragma);
-  return statement.step() ? statement.text(0) : std::string();
-}
-
-// Switching a new file to WAL takes an exclusive lock, and SQLite answers
-// SQLITE_BUSY at once, without its busy handler, while another connection
-// holds the file (two imports creating one database). Retry for as long as
-// the busy timeout would wait.
-std::string switch_to_wal(sqlite::Database& db) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  for (int attempt = 0;; ++attempt) {
-    try {
-      return text_pragma(db, "PRAGMA journal_mode = WAL");
-    } catch (const sqlite::Failure& failure) {
-      const int code = failure.code & 0xff;
-      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > give_up) throw;
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, 1 + attempt)));
-    }
-  }
-}
-
 }  // namespace
 
 bool has_sqlite_header(const std::string& path) {
@@ -146,58 +107,60 @@ bool has_sqlite_header(const std::string& path) {
   return read == sizeof head && std::memcmp(head, header, sizeof head) == 0;
 }
 
-struct TuningStore::Impl {
-  sqlite::Database db;
-  std::optional<sqlite::Transaction> batch;
+namespace {
 
-  explicit Impl(sqlite::Database database) : db(std::move(database)) {}
+// The SQL that narrows a select (whose platform is ?1) to `filter`: results
+// columns under the alias `results`, shape columns under `shapes`. Each
+// condition has a fixed parameter number, so bind_filter() needs no count.
+std::string filter_condition(const ResultFilter& f, const std::string& results, const std::string& shapes) {
+  std::string where;
+  if (f.dtype) where += " AND " + results + ".dtype = ?2";
+  if (f.threads) where += " AND " + results + ".threads = ?3";
+  if (f.layout) where += " AND " + results + ".layout = ?4";
+  if (f.shape) where += " AND " + shapes + ".m = ?5 AND " + shapes + ".n = ?6 AND " + shapes + ".k = ?7";
+  return where;
+}
 
-  std::int64_t platform_id(const std::string& hash) {
-    sqlite::Statement query = db.prepare("SELECT id FROM platforms WHERE hash = ?1");
-    query.bind(1, hash);
-    if (!query.step()) throw Error("database " + db.path() + " has no platform " + hash);
-    return query.integer(0);
-  }
+void bind_filter(sqlite::Statement& query, const ResultFilter& f) {
+  query.bind(1, f.platform_hash);
+  if (f.dtype) query.bind(2, to_string(*f.dtype));
+  if (f.threads) query.bind(3, *f.threads);
+  if (f.layout) query.bind(4, to_string(*f.layout));
+  if (f.shape) query.bind(5, f.shape->m).bind(6, f.shape->n).bind(7, f.shape->k);
+}
 
-  std::vector<Measurement> measurements(const std::string& where, const std::string& hash,
-                                        const std::function<void(sqlite::Statement&)>& bind_more) {
-    sqlite::Statement query = db.prepare(std::string(kMeasurementSelect) + where + kMeasurementOrder);
-    query.bind(1, hash);
-    bind_more(query);
-    std::vector<Measurement> out;
-    while (query.step()) out.push_back(read_measurement(query));
-    return out;
-  }
+}  // namespace
 
-  std::vector<Winner> winners(const std::string& where, const std::string& hash,
-                              const std::function<void(sqlite::Statement&)>& bind_more) {
-    sqlite::Statement query = db.prepare(std::string(kWinnerSelect) + where + kWinnerOrder);
-    query.bind(1, hash);
-    bind_more(query);
-    std::vector<Winner> out;
-    while (query.step()) out.push_back(read_winner(query));
-    return out;
-  }
-};
+std::int64_t TuningStore::Impl::platform_id(const std::string& hash) {
+  sqlite::Statement query = db.prepare("SELECT id FROM platforms WHERE hash = ?1");
+  query.bind(1, hash);
+  if (!query.step()) throw Error("database " + db.path() + " has no platform " + hash);
+  return query.integer(0);
+}
+
+std::vector<Measurement> TuningStore::Impl::measurements(const ResultFilter& filter) {
+  sqlite::Statement query =
+      db.prepare(std::string(kMeasurementSelect) + filter_condition(filter, "r", "s") + kMeasurementOrder);
+  bind_filter(query, filter);
+  std::vector<Measurement> out;
+  while (query.step()) out.push_back(read_measurement(query));
+  return out;
+}
+
+std::vector<Winner> TuningStore::Impl::winners(const ResultFilter& filter) {
+  sqlite::Statement query =
+      db.prepare(std::string(kWinnerSelect) + filter_condition(filter, "w", "w") + kWinnerOrder);
+  bind_filter(query, filter);
+  std::vector<Winner> out;
+  while (query.step()) out.push_back(read_winner(query));
+  return out;
+}
 
 TuningStore::TuningStore(const std::string& path, Mode mode) {
-  sqlite::Database db = open_database(path, mode);
-  const int version = schema::check(db);
-  if (mode == Mode::read_only) {
-    if (version == 0) throw Error(path + " holds no tuning data (an empty file)");
-    if (version < schema::kVersion)
-      throw Error(path + " has the older schema version " + std::to_string(version) +
-                  "; open it once for writing (sfc-tune import or tune) to migrate it");
-  } else {
-    // WAL lets readers in other processes work while a tuner writes; FULL
-    // syncs every commit, so a finished shape survives even a power cut.
-    if (switch_to_wal(db) != "wal")
-      throw Error("database " + path + ": this file system does not support SQLite's WAL mode");
-    db.exec("PRAGMA synchronous = FULL");
-    if (version < schema::kVersion) schema::migrate(db);
-  }
-  db.exec("PRAGMA foreign_keys = ON");
-  impl_ = std::make_unique<Impl>(std::move(db));
+  const schema::OpenMode how = mode == Mode::read_only    ? schema::OpenMode::read_only
+                               : mode == Mode::read_write ? schema::OpenMode::read_write
+                                                          : schema::OpenMode::create;
+  impl_ = std::make_unique<Impl>(schema::open(path, how));
 }
 
 TuningStore::~TuningStore() = default;
@@ -323,46 +286,16 @@ void TuningStore::end_read(bool began) const noexcept {
   if (began) impl_->db.rollback();  // nothing was written: rollback ends the read
 }
 
-std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash) const {
-  return impl_->measurements("", platform_hash, [](sqlite::Statement&) {});
+std::vector<Measurement> TuningStore::measurements(const ResultFilter& filter) const {
+  return impl_->measurements(filter);
 }
 
-std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, DType dtype, int threads,
-                                                   Layout layout) const {
-  return impl_->measurements(
-      " AND r.dtype = ?2 AND r.threads = ?3 AND r.layout = ?4", platform_hash,
-      [&](sqlite::Statement& q) { q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout)); });
-}
+std::vector<Winner> TuningStore::winners(const ResultFilter& filter) const { return impl_->winners(filter); }
 
-std::vector<Measurement> TuningStore::measurements(const std::string& platform_hash, const GemmShape& shape,
-                                                   DType dtype, int threads, Layout layout) const {
-  return impl_->measurements(
-      " AND r.dtype = ?2 AND r.threads = ?3 AND r.layout = ?4 AND s.m = ?5 AND s.n = ?6 AND s.k = ?7",
-      platform_hash, [&](sqlite::Statement& q) {
-        q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
-        q.bind(5, shape.m).bind(6, shape.n).bind(7, shape.k);
-      });
-}
-
-std::vector<Winner> TuningStore::winners(const std::string& platform_hash) const {
-  return impl_->winners("", platform_hash, [](sqlite::Statement&) {});
-}
-
-std::vector<Winner> TuningStore::winners(const std::string& platform_hash, DType dtype, int threads,
-                                         Layout layout) const {
-  return impl_->winners(
-      " AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4", platform_hash,
-      [&](sqlite::Statement& q) { q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout)); });
-}
-
-std::optional<Winner> TuningStore::winner(const std::string& platform_hash, const GemmShape& shape,
-                                          DType dtype, int threads, Layout layout) const {
-  std::vector<Winner> found = impl_->winners(
-      " AND w.dtype = ?2 AND w.threads = ?3 AND w.layout = ?4 AND w.m = ?5 AND w.n = ?6 AND w.k = ?7",
-      platform_hash, [&](sqlite::Statement& q) {
-        q.bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
-        q.bind(5, shape.m).bind(6, shape.n).bind(7, shape.k);
-      });
+std::optional<Winner> TuningStore::winner(const ResultFilter& filter) const {
+  assert(filter.dtype && filter.threads && filter.layout &&
+         filter.shape);  // else "the one winner" is not one
+  std::vector<Winner> found = impl_->winners(filter);
   if (found.empty()) return std::nullopt;
   return found.front();
 }
@@ -425,83 +358,6 @@ std::optional<std::string> TuningStore::calibration_time(const std::string& plat
   query.bind(1, platform_hash);
   if (!query.step()) return std::nullopt;
   return query.text(0);
-}
-
-std::vector<TuningTable> TuningStore::tables() const {
-  return snapshot([&] {
-    std::vector<TuningTable> out;
-    for (const Platform& p : platforms()) out.push_back(table(p.hash()));
-    return out;
-  });
-}
-
-TuningTable TuningStore::table(const std::string& platform_hash) const {
-  return snapshot([&] {
-    TuningTable table;
-    for (const ResultGroup& group : result_groups(platform_hash)) {
-      TuningTable part = this->table(platform_hash, group.dtype, group.threads, group.layout);
-      table.platform = std::move(part.platform);
-      table.calibration = part.calibration;
-      table.shapes.insert(table.shapes.end(), part.shapes.begin(), part.shapes.end());
-    }
-    if (table.shapes.empty()) {  // still name the platform and its calibration
-      const std::optional<Platform> platform = this->platform(platform_hash);
-      if (!platform) throw Error("database " + path() + " has no platform " + platform_hash);
-      table.platform = *platform;
-      table.calibration = calibration(platform_hash);
-    }
-    return table;
-  });
-}
-
-TuningTable TuningStore::table(const std::string& platform_hash, DType dtype, int threads,
-                               Layout layout) const {
-  return snapshot([&] {
-    const std::optional<Platform> platform = this->platform(platform_hash);
-    if (!platform) throw Error("database " + path() + " has no platform " + platform_hash);
-    TuningTable table{.platform = *platform, .calibration = calibration(platform_hash), .shapes = {}};
-
-    // Every configuration's time, shape by shape, then the winners on top.
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TunedShape> shapes;
-    sqlite::Statement times = impl_->db.prepare(
-        "SELECT s.m, s.n, s.k, c.k_layers, c.k_block_factor, c.min_s FROM config_times AS c "
-        "JOIN shapes AS s ON s.id = c.shape_id "
-        "WHERE c.platform_id = (SELECT id FROM platforms WHERE hash = ?1) AND c.dtype = ?2 AND c.threads = "
-        "?3 "
-        "AND c.layout = ?4");
-    times.bind(1, platform_hash).bind(2, to_string(dtype)).bind(3, threads).bind(4, to_string(layout));
-    while (times.step()) {
-      auto [entry, added] = shapes.try_emplace({times.integer(0), times.integer(1), times.integer(2)});
-      TunedShape& shape = entry->second;
-      if (added) {
-        shape.shape = {times.integer(0), times.integer(1), times.integer(2)};
-        shape.dtype = dtype;
-        shape.threads = threads;
-        shape.layout = layout;
-        shape.seconds.fill(NAN);
-      }
-      const std::int64_t kl = times.integer(3), kbf = times.integer(4);
-      if (kl < 1 || kl > kMaxKLayers || kbf < 1 || kbf > kMaxKBlockFactor)  // the CHECKs were bypassed
-        throw Error("database " + path() + " is inconsistent: a measurement of " + to_string(shape.shape) +
-                    " has K_layers " + std::to_string(kl) + ", k_block_factor " + std::to_string(kbf) +
-                    " (each must lie in 1..8)");
-      shape.seconds[config_index(static_cast<int>(kl), static_cast<int>(kbf))] =
-          static_cast<float>(times.real(5));
-    }
-    // In one snapshot every winner has its times: a winner is only ever
-    // written in the transaction that adds its measurements.
-    for (const Winner& winner : winners(platform_hash, dtype, threads, layout)) {
-      const auto found = shapes.find({winner.shape.m, winner.shape.n, winner.shape.k});
-      if (found == shapes.end())
-        throw Error("database " + path() + " is inconsistent: a winner of " + to_string(winner.shape) +
-                    " has no measurements");
-      TunedShape& shape = found->second;
-      shape.k_layers = winner.k_layers;
-      shape.k_block_factor = winner.k_block_factor;
-      table.shapes.push_back(shape);  // winners come ordered by M, N, K
-    }
-    return table;
-  });
 }
 
 }  // namespace sfc

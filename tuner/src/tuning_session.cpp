@@ -28,7 +28,8 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   for (const GemmShape& shape : grid.shapes()) {
     std::vector<Measurement> prior;
     if (!options.force)
-      prior = store.measurements(summary.platform_hash, shape, dtype, platform.threads, options.tune.layout);
+      prior =
+          store.measurements({summary.platform_hash, dtype, platform.threads, options.tune.layout, shape});
     if (tuner.has_work(options.configs, prior))
       pending.push_back({shape, std::move(prior)});
     else
@@ -54,7 +55,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
     }
     ++summary.tuned;
     progress.finish_shape(
-        store.winner(summary.platform_hash, p.shape, dtype, platform.threads, options.tune.layout));
+        store.winner({summary.platform_hash, dtype, platform.threads, options.tune.layout, p.shape}));
   }
   progress.clear();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -35,6 +35,22 @@ struct ResultGroup {
   std::int64_t measurements = 0;
 };
 
+// Which of one platform's results a read selects; a field left unset selects
+// every value. `hash`: all of the platform's; `{hash, DType::f32, 2,
+// Layout::row_major}`: one thread count's row-major fp32 results; add
+// `GemmShape{m, n, k}` for one shape.
+struct ResultFilter {
+  ResultFilter(std::string hash) : platform_hash(std::move(hash)) {}  // NOLINT: implicit on purpose
+  ResultFilter(std::string hash, DType d, int t, Layout l, std::optional<GemmShape> s = std::nullopt)
+      : platform_hash(std::move(hash)), dtype(d), threads(t), layout(l), shape(s) {}
+
+  std::string platform_hash;
+  std::optional<DType> dtype;
+  std::optional<int> threads;
+  std::optional<Layout> layout;
+  std::optional<GemmShape> shape;
+};
+
 // True when `path` starts with SQLite's 16-byte header (a database, to be
 // opened as a TuningStore); false for anything else, unreadable files included.
 bool has_sqlite_header(const std::string& path);
@@ -94,19 +110,13 @@ class TuningStore {
     return body();
   }
 
-  std::vector<Measurement> measurements(const std::string& platform_hash) const;
-  // The measurements, winners and tables of one (dtype, threads, layout):
-  // each entry layout is tuned on its own (db/src/schema.cpp, version 3).
-  std::vector<Measurement> measurements(const std::string& platform_hash, DType dtype, int threads,
-                                        Layout layout) const;
-  std::vector<Measurement> measurements(const std::string& platform_hash, const GemmShape& shape, DType dtype,
-                                        int threads, Layout layout) const;
-
-  std::vector<Winner> winners(const std::string& platform_hash) const;
-  std::vector<Winner> winners(const std::string& platform_hash, DType dtype, int threads,
-                              Layout layout) const;
-  std::optional<Winner> winner(const std::string& platform_hash, const GemmShape& shape, DType dtype,
-                               int threads, Layout layout) const;
+  // The measurements and winners `filter` selects, ordered by shape, then
+  // configuration. Each entry layout is tuned on its own (db/src/schema.cpp,
+  // version 3), so a filter without a layout mixes the layouts' results.
+  std::vector<Measurement> measurements(const ResultFilter& filter) const;
+  std::vector<Winner> winners(const ResultFilter& filter) const;
+  // The one winner of a filter that names a shape, dtype, threads and layout.
+  std::optional<Winner> winner(const ResultFilter& filter) const;
   std::vector<ResultGroup> result_groups(const std::string& platform_hash) const;
 
   void save_calibration(const std::string& platform_hash, const Calibration& calibration);
