@@ -1,27 +1,16 @@
-// Measurements, winners and platforms as JSON objects: the one description
-// of the exported fields, shared by the JSON format and (a column per key,
-// in the same order) the CSV format.
+// Measurements, winners and platforms as JSON objects, walking the field
+// tables of sfc/record_fields.hpp and sfc/platform_fields.hpp: the JSON format
+// has a key per field and the CSV format a column per key, in that order.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
 
 #include "sfc/platform.hpp"
+#include "sfc/record_fields.hpp"
 #include "sfc/tuning_store.hpp"
 
 namespace sfc {
-
-enum class FieldKind { integer, real, text };
-
-struct ExchangeField {
-  std::string_view name;
-  FieldKind kind;
-};
-
-// Keys of to_json(Measurement), in column order.
-std::span<const ExchangeField> measurement_fields();
-// Keys of to_json(Winner), in column order.
-std::span<const ExchangeField> winner_fields();
 
 nlohmann::ordered_json to_json(const Measurement& m);
 nlohmann::ordered_json to_json(const Winner& w);

@@ -81,7 +81,10 @@ ConfigKey config_key(const json& o) {
 
 std::string csv_text(const json& platforms, bool all) {
   std::vector<std::string> header = platform_columns();
-  for (const ExchangeField& f : all ? measurement_fields() : winner_fields()) header.emplace_back(f.name);
+  if (all)
+    for (const auto& f : measurement_fields()) header.emplace_back(f.name);
+  else
+    for (const auto& f : winner_fields()) header.emplace_back(f.name);
   if (all) header.emplace_back("winner");
   std::string out;
   append_csv_row(out, header);
@@ -91,7 +94,7 @@ std::string csv_text(const json& platforms, bool all) {
     if (!all) {
       for (const json& w : platform["winners"]) {
         std::vector<std::string> row = prefix;
-        for (const ExchangeField& f : winner_fields()) row.push_back(json_to_cell(w[std::string(f.name)]));
+        for (const auto& f : winner_fields()) row.push_back(json_to_cell(w[std::string(f.name)]));
         append_csv_row(out, row);
       }
       continue;
@@ -106,7 +109,7 @@ std::string csv_text(const json& platforms, bool all) {
     }
     for (const json& m : platform["measurements"]) {
       std::vector<std::string> row = prefix;
-      for (const ExchangeField& f : measurement_fields()) row.push_back(json_to_cell(m[std::string(f.name)]));
+      for (const auto& f : measurement_fields()) row.push_back(json_to_cell(m[std::string(f.name)]));
       const bool wins = m["screening"] == 0 && winning.count(config_key(m));
       row.push_back(wins ? "1" : "0");
       append_csv_row(out, row);

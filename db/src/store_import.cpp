@@ -148,10 +148,10 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
     if (f.added_with_hwloc && !column.count(name)) continue;  // an older export: 0
     platform_at.emplace_back(&f, require(name));
   }
-  std::vector<std::pair<ExchangeField, std::size_t>> measurement_at;
-  for (const ExchangeField& f : measurement_fields()) {
-    if (f.name == "layout" && !column.count("layout")) continue;  // version 1: every row blocked
-    measurement_at.emplace_back(f, require(std::string(f.name)));
+  std::vector<std::pair<const RecordField<Measurement>*, std::size_t>> measurement_at;
+  for (const RecordField<Measurement>& f : measurement_fields()) {
+    if (f.optional && !column.count(std::string(f.name))) continue;  // version 1: every row blocked
+    measurement_at.emplace_back(&f, require(std::string(f.name)));
   }
   const std::size_t hash_at = require("platform_hash"), gamma_at = require("gamma_gflops_per_core"),
                     beta_at = require("beta_gbytes_per_s"), calibrated_at = require("calibrated_at");
@@ -190,7 +190,7 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
       json measurement = json::object();
       bool empty = true;
       for (auto [f, at] : measurement_at) {
-        measurement[std::string(f.name)] = cell_to_json(f.name, f.kind, cells[at]);
+        measurement[std::string(f->name)] = cell_to_json(f->name, f->kind, cells[at]);
         empty = empty && cells[at].empty();
       }
       if (!empty) part->second.measurements.push_back(measurement_from_json(measurement));

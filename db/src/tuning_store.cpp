@@ -14,10 +14,12 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <variant>
 
 #include "schema.hpp"
 #include "sfc/error.hpp"
 #include "sfc/platform_fields.hpp"
+#include "sfc/record_fields.hpp"
 #include "sqlite.hpp"
 #include "store_impl.hpp"
 
@@ -42,55 +44,87 @@ Platform read_platform(const sqlite::Statement& row, int first) {
   return platform;
 }
 
-// The measurement columns every query selects, in read_measurement() order.
-constexpr const char* kMeasurementSelect =
-    "SELECT s.m, s.n, s.k, r.dtype, r.threads, r.k_layers, r.k_block_factor, r.effective_k_layers, "
-    "r.effective_k_block_factor, r.bm, r.bn, r.bk, r.warmup, r.reps, r.mean_s, r.min_s, r.stddev_s, "
-    "r.screening, r.measured_at, r.layout FROM measurements AS r JOIN shapes AS s ON s.id = r.shape_id "
-    "JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1";
+bool is_shape_column(std::string_view name) { return name == "m" || name == "n" || name == "k"; }
+
+// "s.m, s.n, s.k, r.dtype, ...": a record's stored fields, in its field table's
+// order, the shape's from `shapes` and the rest from `results`.
+template <class Record>
+std::string record_columns(std::span<const RecordField<Record>> fields, const std::string& results,
+                           const std::string& shapes) {
+  std::string columns;
+  for (const RecordField<Record>& f : fields) {
+    if (f.derived) continue;
+    if (!columns.empty()) columns += ", ";
+    columns += (is_shape_column(f.name) ? shapes : results) + "." + std::string(f.name);
+  }
+  return columns;
+}
+
+// A row selected with record_columns(), checked as every reader checks it: a
+// database whose CHECK constraints were bypassed is refused, not misread.
+template <class Record>
+Record read_record(const sqlite::Statement& row, std::span<const RecordField<Record>> fields,
+                   const std::string& path) {
+  Record record;
+  int column = 0;
+  for (const RecordField<Record>& f : fields) {
+    if (f.derived) continue;
+    FieldValue value;
+    switch (f.kind) {
+      case FieldKind::integer: value = row.integer(column); break;
+      case FieldKind::real: value = row.real(column); break;
+      case FieldKind::text: value = row.text(column); break;
+    }
+    ++column;
+    try {
+      f.set(record, value);
+    } catch (const Error& e) {
+      throw Error("database " + path + " is inconsistent: " + std::string(f.name) + ": " + e.what());
+    }
+  }
+  return record;
+}
+
+const std::string& measurement_select() {
+  static const std::string select = "SELECT " + record_columns(measurement_fields(), "r", "s") +
+                                    " FROM measurements AS r JOIN shapes AS s ON s.id = r.shape_id "
+                                    "JOIN platforms AS p ON p.id = r.platform_id WHERE p.hash = ?1";
+  return select;
+}
 constexpr const char* kMeasurementOrder =
     " ORDER BY s.m, s.n, s.k, r.dtype, r.threads, r.layout, r.k_layers, r.k_block_factor, r.screening, "
     "r.measured_at";
 
-Measurement read_measurement(const sqlite::Statement& row) {
-  Measurement m;
-  m.shape = {row.integer(0), row.integer(1), row.integer(2)};
-  m.dtype = parse_dtype(row.text(3));
-  m.threads = static_cast<int>(row.integer(4));
-  m.k_layers = static_cast<int>(row.integer(5));
-  m.k_block_factor = static_cast<int>(row.integer(6));
-  m.effective_k_layers = static_cast<int>(row.integer(7));
-  m.effective_k_block_factor = static_cast<int>(row.integer(8));
-  m.blocks = {static_cast<int>(row.integer(9)), static_cast<int>(row.integer(10)),
-              static_cast<int>(row.integer(11))};
-  m.warmup = static_cast<int>(row.integer(12));
-  m.reps = static_cast<int>(row.integer(13));
-  m.mean_s = row.real(14);
-  m.min_s = row.real(15);
-  m.stddev_s = row.real(16);
-  m.screening = row.integer(17) != 0;
-  m.measured_at = row.text(18);
-  m.layout = parse_layout(row.text(19));
-  return m;
+const std::string& winner_select() {
+  static const std::string select =
+      "SELECT " + record_columns(winner_fields(), "w", "w") + " FROM winners AS w WHERE w.platform_hash = ?1";
+  return select;
 }
-
-constexpr const char* kWinnerSelect =
-    "SELECT w.m, w.n, w.k, w.dtype, w.threads, w.k_layers, w.k_block_factor, w.mean_s, w.min_s, w.reps, "
-    "w.layout FROM winners AS w WHERE w.platform_hash = ?1";
 constexpr const char* kWinnerOrder = " ORDER BY w.m, w.n, w.k, w.dtype, w.threads, w.layout";
 
-Winner read_winner(const sqlite::Statement& row) {
-  Winner w;
-  w.shape = {row.integer(0), row.integer(1), row.integer(2)};
-  w.dtype = parse_dtype(row.text(3));
-  w.threads = static_cast<int>(row.integer(4));
-  w.k_layers = static_cast<int>(row.integer(5));
-  w.k_block_factor = static_cast<int>(row.integer(6));
-  w.mean_s = row.real(7);
-  w.min_s = row.real(8);
-  w.reps = static_cast<int>(row.integer(9));
-  w.layout = parse_layout(row.text(10));
-  return w;
+// INSERT of one measurement: the platform and shape ids (?1, ?2), then every
+// field but the shape's, in field-table order (?3 on).
+const std::string& measurement_insert() {
+  static const std::string insert = [] {
+    std::string columns = "platform_id, shape_id", values = "?1, ?2";
+    int index = 3;
+    for (const RecordField<Measurement>& f : measurement_fields()) {
+      if (is_shape_column(f.name)) continue;
+      columns += ", " + std::string(f.name);
+      values += ", ?" + std::to_string(index++);
+    }
+    return "INSERT INTO measurements (" + columns + ") VALUES (" + values + ") ON CONFLICT DO NOTHING";
+  }();
+  return insert;
+}
+
+void bind_measurement(sqlite::Statement& insert, const Measurement& m) {
+  int index = 3;
+  for (const RecordField<Measurement>& f : measurement_fields()) {
+    if (is_shape_column(f.name)) continue;
+    std::visit([&](const auto& value) { insert.bind(index, value); }, f.get(m));
+    ++index;
+  }
 }
 
 }  // namespace
@@ -140,19 +174,18 @@ std::int64_t TuningStore::Impl::platform_id(const std::string& hash) {
 
 std::vector<Measurement> TuningStore::Impl::measurements(const ResultFilter& filter) {
   sqlite::Statement query =
-      db.prepare(std::string(kMeasurementSelect) + filter_condition(filter, "r", "s") + kMeasurementOrder);
+      db.prepare(measurement_select() + filter_condition(filter, "r", "s") + kMeasurementOrder);
   bind_filter(query, filter);
   std::vector<Measurement> out;
-  while (query.step()) out.push_back(read_measurement(query));
+  while (query.step()) out.push_back(read_record(query, measurement_fields(), db.path()));
   return out;
 }
 
 std::vector<Winner> TuningStore::Impl::winners(const ResultFilter& filter) {
-  sqlite::Statement query =
-      db.prepare(std::string(kWinnerSelect) + filter_condition(filter, "w", "w") + kWinnerOrder);
+  sqlite::Statement query = db.prepare(winner_select() + filter_condition(filter, "w", "w") + kWinnerOrder);
   bind_filter(query, filter);
   std::vector<Winner> out;
-  while (query.step()) out.push_back(read_winner(query));
+  while (query.step()) out.push_back(read_record(query, winner_fields(), db.path()));
   return out;
 }
 
@@ -228,12 +261,7 @@ std::int64_t TuningStore::record(const std::string& platform_hash,
   sqlite::Statement shape = db.prepare(
       "INSERT INTO shapes (m, n, k) VALUES (?1, ?2, ?3) "
       "ON CONFLICT (m, n, k) DO UPDATE SET m = excluded.m RETURNING id");
-  sqlite::Statement insert = db.prepare(
-      "INSERT INTO measurements (platform_id, shape_id, dtype, threads, k_layers, k_block_factor, "
-      "effective_k_layers, effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, "
-      "screening, measured_at, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15, "
-      "?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING");
+  sqlite::Statement insert = db.prepare(measurement_insert());
   std::int64_t added = 0;
   // (shape id, dtype, threads, layout)
   std::set<std::tuple<std::int64_t, std::string_view, int, std::string_view>> touched;
@@ -243,12 +271,8 @@ std::int64_t TuningStore::record(const std::string& platform_hash,
     if (!shape.step()) throw Error("database " + path() + ": could not store a shape");
     const std::int64_t shape_id = shape.integer(0);
     shape.reset();
-    insert.bind(1, platform_id).bind(2, shape_id).bind(3, to_string(m.dtype)).bind(4, m.threads);
-    insert.bind(5, m.k_layers).bind(6, m.k_block_factor);
-    insert.bind(7, m.effective_k_layers).bind(8, m.effective_k_block_factor);
-    insert.bind(9, m.blocks.bm).bind(10, m.blocks.bn).bind(11, m.blocks.bk);
-    insert.bind(12, m.warmup).bind(13, m.reps).bind(14, m.mean_s).bind(15, m.min_s).bind(16, m.stddev_s);
-    insert.bind(17, m.screening ? 1 : 0).bind(18, m.measured_at).bind(19, to_string(m.layout));
+    insert.bind(1, platform_id).bind(2, shape_id);
+    bind_measurement(insert, m);
     insert.run();
     added += db.changes();
     insert.reset();
