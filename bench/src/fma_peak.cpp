@@ -10,18 +10,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "sfc/clocks.hpp"
+
 namespace sfc {
 namespace {
 
 // Best of several short runs: on a shared machine any run can lose a core to
 // another process for a while.
 constexpr int kRepetitions = 5;
-
-double wall_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
-}
 
 // Independent accumulators: an FMA's latency (4 cycles) times the FMA pipes
 // (2) is 8 chains in flight; more hide scheduling slack. 16 zmm (AVX-512) or

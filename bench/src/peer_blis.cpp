@@ -7,11 +7,10 @@
 namespace sfc::bench_detail {
 namespace {
 
-class BlisPeer final : public GemmPeer {
+class BlisPeer final : public CblasPeer {
  public:
   explicit BlisPeer(SharedLibrary library)
-      : library_(std::move(library)),
-        cblas_(library_),
+      : CblasPeer(std::move(library)),
         // BLIS's dim_t is 64-bit on x86-64; an int64 argument is also read
         // correctly by a 32-bit build (the low half of the same register).
         set_num_threads_(library_.require<void (*)(std::int64_t)>("bli_thread_set_num_threads")),
@@ -33,16 +32,9 @@ class BlisPeer final : public GemmPeer {
 
   std::string_view name() const override { return "blis"; }
   std::string description() const override { return "BLIS " + build_info_ + " (" + library_.path() + ")"; }
-  bool supports(DType dtype) const override { return cblas_.supports(dtype); }
   void set_threads(int threads) override { set_num_threads_(threads); }
-  void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
-            std::int64_t ldb, void* c, std::int64_t ldc) const override {
-    cblas_.gemm(name(), dtype, shape, a, lda, b, ldb, c, ldc);
-  }
 
  private:
-  SharedLibrary library_;
-  CblasGemm cblas_;
   void (*set_num_threads_)(std::int64_t);
   std::string build_info_;
 };

@@ -34,6 +34,24 @@ class CblasGemm {
   Dgemm dgemm_;
 };
 
+// A peer called through CBLAS (OpenBLAS, BLIS): the library, kept loaded for
+// as long as the peer lives, and its CBLAS entry points.
+class CblasPeer : public GemmPeer {
+ public:
+  explicit CblasPeer(SharedLibrary library) : library_(std::move(library)), cblas_(library_) {}
+  bool supports(DType dtype) const override { return cblas_.supports(dtype); }
+  void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
+            std::int64_t ldb, void* c, std::int64_t ldc) const override {
+    cblas_.gemm(name(), dtype, shape, a, lda, b, ldb, c, ldc);
+  }
+
+ protected:
+  SharedLibrary library_;
+
+ private:
+  CblasGemm cblas_;
+};
+
 // Throws sfc::Error naming the peer when it cannot run `dtype`.
 void require_dtype(const GemmPeer& peer, DType dtype);
 

@@ -1,7 +1,6 @@
 #include "sfc/kernel_rate.hpp"
 
 #include <omp.h>
-#include <time.h>
 
 #include <algorithm>
 #include <numeric>
@@ -9,17 +8,9 @@
 #include <vector>
 
 #include "plan_impl.hpp"
+#include "sfc/clocks.hpp"
 
 namespace sfc {
-namespace {
-
-double thread_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
-}
-
-}  // namespace
 
 double kernel_gflops_per_core(int threads, int repetitions) {
   if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sfc/aligned_buffer.hpp"
+#include "sfc/clocks.hpp"
 #include "sfc/error.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/kernel_rate.hpp"
@@ -25,13 +26,6 @@ namespace sfc {
 namespace {
 
 constexpr int repetitions = 3;
-
-// Seconds of CPU time the calling thread has used.
-double thread_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
-}
 
 double measure_beta(int threads) {
   // At least 64 MiB even when SFC_COLD_BYTES asks for less (tests do): beyond any L2.
