@@ -2,6 +2,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <functional>
 #include <string>
 
@@ -172,15 +173,19 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     for (int round = 0; round < p.rounds; ++round) {
       const std::int64_t begin = lo + split_point(n, p.rounds, round);
       const std::int64_t end = lo + split_point(n, p.rounds, round + 1);
+      // Every round contracts at least one K block: the clamps above ensure it.
+      assert(end > begin);
       p.slices[std::size_t(round) * p.layers + layer] = {begin, static_cast<unsigned long long>(end - begin)};
     }
   }
+  assert(p.layers >= 1 && p.rounds >= 1 && std::int64_t(p.layers) * p.rounds <= p.kb);
 
   const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
   p.plain = request.layout != Layout::blocked;
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
 
   p.curve = GilbertCurve(p.mb, p.nb).cells();
+  assert(std::int64_t(p.curve.size()) == p.mb * p.nb);  // each C tile once: the loop's tasks
 
   libxsmm_init();
   const std::int64_t bm = p.blocks.bm, bn = p.blocks.bn, bk = p.blocks.bk;

@@ -9,6 +9,7 @@
 // type: the plan validates with check(), tables and stores index by index()
 // and go back with Knobs::at().
 #pragma once
+#include <cassert>
 #include <compare>
 #include <string>
 
@@ -31,9 +32,13 @@ struct Knobs {
            k_block_factor <= kMaxKBlockFactor;
   }
   // Position in 0..kConfigCount-1, K_layers major: (1,1) 0, (1,2) 1, ..., (8,8) 63.
-  constexpr int index() const { return (k_layers - 1) * kMaxKBlockFactor + (k_block_factor - 1); }
+  constexpr int index() const {
+    assert(valid());  // an index outside 0..63 would read past a table's row
+    return (k_layers - 1) * kMaxKBlockFactor + (k_block_factor - 1);
+  }
   // The inverse of index().
   static constexpr Knobs at(int index) {
+    assert(index >= 0 && index < kConfigCount);
     return {index / kMaxKBlockFactor + 1, index % kMaxKBlockFactor + 1};
   }
 
