@@ -112,7 +112,9 @@ struct GemmPlan::Impl {
   std::size_t a_elements() const { return std::size_t(mb * kb) * blocks.bm * blocks.bk; }
   std::size_t b_elements() const { return std::size_t(nb * kb) * blocks.bk * blocks.bn; }
   std::size_t c_elements() const { return std::size_t(mb * nb) * blocks.bm * blocks.bn; }
-  const KSlice& slice(int round, std::int64_t layer) const { return slices[round * layers + layer]; }
+  const KSlice& slice(int round, std::int64_t layer) const {
+    return slices[std::size_t(round) * std::size_t(layers) + std::size_t(layer)];
+  }
 };
 
 // Held by execute() and gemm() for the length of a call: in a debug build,

@@ -84,7 +84,9 @@ typedef struct sfcconf_answer {
   int k_block_factor; /* 1..8 */
   sfcconf_tier tier;  /* which tier answered */
   /* Distance in log2(M, N, K) space to the nearest tuned shape of the same
-   * dtype and threads, and that shape; INFINITY and zeros when there is none. */
+   * dtype, threads and layout (or of the layout borrowed, see sfcconf_layout:
+   * then the shape is given as the queried layout sees it), and that shape;
+   * INFINITY and zeros when there is none. */
   double distance;
   int64_t nearest_m, nearest_n, nearest_k;
 } sfcconf_answer;
