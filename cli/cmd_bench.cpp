@@ -24,12 +24,14 @@
 #include "sfc/predictor.hpp"
 #include "sfc/shape_grid.hpp"
 #include "sfc/tuning_source.hpp"
+#include "shape_source.hpp"
 
 namespace sfc::cli {
 namespace {
 
 struct BenchArguments {
-  std::string grid, dtype = "f32", config = "best", db, platform, vs = "openblas,blis,onednn";
+  ShapeSource source;
+  std::string dtype = "f32", config = "best", db, platform, vs = "openblas,blis,onednn";
   std::string layout = "blocked", csv, plot, statistic = "min";
   int threads = 0, reps = 10, warmup = 2, passes = 1;
   double min_seconds = 0;
@@ -198,7 +200,7 @@ void close_output(std::ofstream& out, const std::string& path) {
 
 void run_bench_command(const BenchArguments& a) {
   // Everything the user typed is checked before anything is measured.
-  const std::vector<GemmShape> shapes = ShapeGrid::parse(a.grid).shapes();
+  const std::vector<GemmShape> shapes = a.source.shapes().shapes();
   BenchOptions options;
   options.dtype = parse_dtype(a.dtype);
   options.layout = parse_layout(a.layout);
@@ -289,8 +291,7 @@ void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArguments>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Time SFC-CA GEMM against OpenBLAS, BLIS and oneDNN, shape by shape, on cold inputs");
-  cmd->add_option("--grid", a->grid, "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"")
-      ->required();
+  a->source.add_options(cmd);
   cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
   cmd->add_option("--threads", a->threads,
                   "Threads for every implementation (default: OMP_NUM_THREADS or all cores)")

@@ -21,6 +21,7 @@
 #include "sfc/tuning_session.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
+#include "shape_source.hpp"
 
 namespace sfc::cli {
 namespace {
@@ -69,26 +70,17 @@ class StopOnSignals {
 // ---- tune ---------------------------------------------------------------
 
 struct TuneArgs {
-  std::string grid, shapes_file, range = "128:8192", db = kDefaultDb, dtype = "f32", layout = "blocked";
+  ShapeSource source;
+  std::string db = kDefaultDb, dtype = "f32", layout = "blocked";
   std::string k_layers = "1:8", k_block_factors = "1:8", shard;
-  int random = 0, threads = 0, warmup = 2, reps = 10;
-  std::uint64_t seed = 1;
+  int threads = 0, warmup = 2, reps = 10;
   double prune_margin = 0.25, budget = 0;
   bool prune = false, force = false, quiet = false, json = false;
 };
 
-ShapeGrid grid_of(const TuneArgs& a) {
-  const int sources = !a.grid.empty() + !a.shapes_file.empty() + (a.random > 0);
-  if (sources != 1) throw Error("give exactly one of --grid SPEC, --shapes FILE or --random COUNT");
-  if (!a.grid.empty()) return ShapeGrid::parse(a.grid);
-  if (!a.shapes_file.empty()) return ShapeGrid::load(a.shapes_file);
-  const auto [lo, hi] = parse_dimension_range(a.range);
-  return ShapeGrid::random(a.random, lo, hi, a.seed);
-}
-
 void run_tune(const TuneArgs& a) {
   std::FILE* const out = human_output(a.json);
-  ShapeGrid grid = grid_of(a);
+  ShapeGrid grid = a.source.shapes();
   const Shard shard = a.shard.empty() ? Shard{} : Shard::parse(a.shard);
   grid = grid.shard(shard);
   SessionOptions options{.tune = {.dtype = parse_dtype(a.dtype),
@@ -145,15 +137,7 @@ void add_tune_command(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand(
       "tune", "Time every (K_layers, k_block_factor) of every shape of a grid and store all measurements");
-  cmd->add_option("--grid", a->grid,
-                  "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"");
-  cmd->add_option("--shapes", a->shapes_file,
-                  "Shapes from a file of \"M N K\" lines (# comments), e.g. data/grids/small.shapes");
-  cmd->add_option("--random", a->random, "COUNT random shapes, log-uniform over --range")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--range", a->range, "LO:HI of every dimension for --random")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed for --random (the same seed gives the same shapes everywhere)")
-      ->capture_default_str();
+  a->source.add_options(cmd);
   cmd->add_option("--db", a->db, "Tuning database (created if absent)")->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
   cmd->add_option("--threads", a->threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")

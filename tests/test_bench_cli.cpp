@@ -96,10 +96,29 @@ TEST_CASE("bench: --config tuned and nn take the winners, and the calibration, o
   CHECK_MESSAGE(r.exit_code == 0, r.output);
 }
 
+TEST_CASE("bench: --shapes and --random take shapes as tune does") {
+  const sfc::test::TempDir dir;
+  std::ofstream(dir.file("mine.shapes")) << "# M N K\n24 40 24\n40 24 40\n";
+  auto r = run_cli(
+      "bench --shapes " + dir.file("mine.shapes") + " --vs none --reps 1 --warmup 0 --config 1,1 --json",
+      kFastEnvironment);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  nlohmann::json j = last_json_line(r.output);
+  REQUIRE(j["shapes"].size() == 2);
+  CHECK(j["shapes"][0]["m"] == 24);
+  CHECK(j["shapes"][1]["k"] == 40);
+  r = run_cli("bench --random 2 --range 16:48 --seed 5 --vs none --reps 1 --warmup 0 --config 1,1 --json",
+              kFastEnvironment);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json_line(r.output)["shapes"].size() == 2);
+}
+
 TEST_CASE("bench: bad input is one clear error and exit code 2, before anything runs") {
   const sfc::test::TempDir dir;
   const std::string bad[] = {
-      "bench",  // --grid is required
+      "bench",  // one of --grid, --shapes or --random is required
+      "bench --grid 256 --random 3",
+      "bench --shapes " + dir.file("missing.shapes"),
       "bench --grid 0,256",
       "bench --grid abc",
       "bench --grid 256,",
