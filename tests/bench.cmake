@@ -9,3 +9,7 @@ foreach(peer OPENBLAS BLIS ONEDNN)
   endif()
 endforeach()
 target_compile_definitions(sfc_tests PRIVATE SFC_TEST_FOUND_PEERS="${sfc_found_peers}")
+
+# The plot renders with a real SVG renderer (rsvg-convert; scripts/setup.sh
+# installs librsvg2-bin). Without it the test says so and fails: CI has it.
+add_test(NAME bench.plot_png COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/plot_png_test.sh $<TARGET_FILE:sfc-tune>)

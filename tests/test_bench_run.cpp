@@ -56,7 +56,7 @@ sfc::BenchOptions tiny_options(sfc::Layout layout) {
   sfc::BenchOptions o;
   o.threads = 2;
   o.layout = layout;
-  o.warmup = 0;
+  o.warmup = 1;
   o.reps = 2;
   return o;
 }
@@ -94,6 +94,16 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
     }
     CHECK(r.notes.empty());
   }
+}
+
+TEST_CASE("bench: timings without a warm-up carry a note that first calls are in them") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  sfc::BenchOptions o = tiny_options(sfc::Layout::blocked);
+  o.warmup = 0;
+  const sfc::BenchResult r = sfc::run_bench(
+      {{32, 32, 32}}, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, {}, kRoofline);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("--warmup 0") != std::string::npos);
 }
 
 TEST_CASE("bench: passes time every implementation again and pool the runs") {

@@ -11,6 +11,7 @@
 
 #include "sfc/aligned_buffer.hpp"
 #include "sfc/bench_summary.hpp"
+#include "sfc/clocks.hpp"
 #include "sfc/config_set.hpp"
 #include "sfc/tuner.hpp"
 
@@ -161,15 +162,28 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     usable.push_back(std::move(peer));
   }
 
-  for (const GemmShape& shape : shapes) {
+  if (options.warmup == 0) {
+    result.notes.push_back(
+        "--warmup 0: each implementation's first timed run of a shape includes its one-time work (oneDNN "
+        "generates a kernel per shape on its first call; thread pools start), so figures and ratios may "
+        "mislead; use --warmup 1 or more");
+    spdlog::warn("{}", result.notes.back());
+  }
+  const double start = wall_seconds();
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    const GemmShape& shape = shapes[s];
     const Knobs config = picker(shape);
     ShapeMeasurement m = measure_shape(shape, options, config, usable, roofline);
-    std::string line = to_string(shape) + " (" + std::to_string(m.config.k_layers) + "," +
-                       std::to_string(m.config.k_block_factor) + "):";
+    std::string line = fmt::format("[{}/{}] ", s + 1, shapes.size()) + to_string(shape) + " (" +
+                       std::to_string(m.config.k_layers) + "," + std::to_string(m.config.k_block_factor) +
+                       "):";
     for (std::size_t i = 0; i < m.timings.size(); ++i)
       line += fmt::format(" {} {:.1f}", result.implementations[i],
                           gflops(shape, m.timings[i], options.statistic));
-    spdlog::info("{} GFLOP/s", line);
+    // The time left, from the mean so far (shapes differ, so it is a guide).
+    const std::size_t left = shapes.size() - s - 1;
+    const double eta = (wall_seconds() - start) / double(s + 1) * double(left);
+    spdlog::info("{} GFLOP/s{}", line, left ? fmt::format(", about {:.0f} s left", eta) : std::string());
     if (m.max_error_ratio > 1) {
       result.notes.push_back("SFC-CA's result for " + to_string(shape) +
                              " differs from a peer's beyond rounding (" +

@@ -1,6 +1,9 @@
 // The SVG plot: GFLOP/s per shape, shapes sorted by arithmetic intensity on x,
-// one polyline with markers per implementation and the roofline dashed, like
-// the paper's figures 5 and 8. Plain SVG 1.1 that any browser shows.
+// one polyline with markers per implementation, the roofline dashed and the
+// FMA peak dotted, like the paper's figures 5 and 8; the legend carries each
+// implementation's WHM and SFC-CA's ratio to it, the header the libraries and
+// the date, and noisy shapes are marked. Plain SVG 1.1 that any browser (and
+// rsvg-convert, in the tests) renders.
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -9,13 +12,18 @@
 
 #include "sfc/bench_report.hpp"
 #include "sfc/bench_summary.hpp"
+#include "sfc/records.hpp"
 
 namespace sfc {
 namespace {
 
 // Canvas and plot area, in pixels.
-constexpr double kWidth = 1000, kHeight = 560;
-constexpr double kLeft = 70, kRight = 170, kTop = 50, kBottom = 130;
+constexpr double kWidth = 1000, kHeight = 600;
+constexpr double kLeft = 70, kRight = 230, kTop = 90, kBottom = 130;
+// At most this many shape labels on the x axis: beyond it, every k-th.
+constexpr std::size_t kMaxLabels = 24;
+// A timing whose runs spread more than this (sd / mean) marks its shape noisy.
+constexpr double kNoisySpread = 0.10;
 constexpr double kPlotWidth = kWidth - kLeft - kRight, kPlotHeight = kHeight - kTop - kBottom;
 
 // SFC-CA first, then the peers; the roofline is drawn in black, dashed.
@@ -85,15 +93,21 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   // One series per implementation, plus the roofline, in x order.
   std::vector<std::vector<double>> series(result.implementations.size());
   std::vector<double> roofline;
-  double highest = 1;
+  std::vector<bool> noisy;
+  double highest = std::max(1.0, context.fma_peak_gflops);
   for (std::size_t s : order) {
+    bool spread = false;
     for (std::size_t i = 0; i < series.size(); ++i) {
-      series[i].push_back(gflops(shapes[s].shape, shapes[s].timings.at(i), result.statistic));
+      const Timing& t = shapes[s].timings.at(i);
+      series[i].push_back(gflops(shapes[s].shape, t, result.statistic));
       highest = std::max(highest, series[i].back());
+      spread = spread || (t.mean > 0 && t.stddev / t.mean > kNoisySpread);
     }
+    noisy.push_back(spread);
     roofline.push_back(shapes[s].roofline_gflops);
     highest = std::max(highest, roofline.back());
   }
+  const BenchSummary summary = summarize(result);
   const double step = tick_step(highest);
   const Axes axes{std::max<std::size_t>(order.size(), 1), std::ceil(highest / step) * step};
 
@@ -109,7 +123,12 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
       "entry, configuration {}</text>\n",
       kLeft, to_string(context.dtype), context.threads, to_string(context.layout),
       escape(context.config_source));
-  out << fmt::format("<text x=\"{}\" y=\"38\" fill=\"#555\">{}</text>\n", kLeft, escape(context.platform));
+  out << fmt::format("<text x=\"{}\" y=\"38\" fill=\"#555\">{}, {}</text>\n", kLeft, escape(context.platform),
+                     utc_timestamp().substr(0, 10));
+  // The libraries, one line each (the report has them whole).
+  for (std::size_t i = 0; i < context.libraries.size() && i < 3; ++i)
+    out << fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\" font-size=\"9\">{}</text>\n", kLeft,
+                       52 + 11 * double(i), escape(context.libraries[i].substr(0, 150)));
 
   // Y axis: grid lines and labels at round values.
   out << "<g class=\"axis\" stroke=\"#ccc\">\n";
@@ -125,23 +144,39 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
       "GFLOP/s</text>\n",
       kTop + kPlotHeight / 2);
 
-  // X axis: one tick per shape, labelled with the shape and its intensity.
+  // X axis: a tick per shape; labels (shape and intensity) on every k-th, so
+  // that 64 shapes stay readable; noisy shapes in orange with a star.
+  const std::size_t every = (order.size() + kMaxLabels - 1) / kMaxLabels;
   out << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", kLeft,
                      kTop + kPlotHeight, kLeft + kPlotWidth, kTop + kPlotHeight);
   out << "<g class=\"shapes\" font-size=\"9\">\n";
   for (std::size_t i = 0; i < order.size(); ++i) {
     const GemmShape& shape = shapes[order[i]].shape;
+    out << fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\"/>\n",
+                       axes.x(i), kTop + kPlotHeight, kTop + kPlotHeight + 4, noisy[i] ? "#e6550d" : "black");
+    if (i % every && !noisy[i]) continue;
     out << fmt::format(
-        "<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\">"
-        "{} ({:.0f})</text>\n",
-        axes.x(i) + 3, kTop + kPlotHeight + 8, to_string(shape), arithmetic_intensity(shape, context.dtype));
+        "<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\"{}>"
+        "{}{} ({:.0f})</text>\n",
+        axes.x(i) + 3, kTop + kPlotHeight + 8, noisy[i] ? " fill=\"#e6550d\"" : "", noisy[i] ? "* " : "",
+        to_string(shape), arithmetic_intensity(shape, context.dtype));
   }
   out << "</g>\n";
   out << fmt::format(
       "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">shape MxNxK "
-      "(arithmetic intensity, flop/byte), sorted by intensity</text>\n",
-      kLeft + kPlotWidth / 2, kHeight - 8);
+      "(arithmetic intensity, flop/byte), sorted by intensity{}; * noisy: runs spread over {:.0f}%</text>\n",
+      kLeft + kPlotWidth / 2, kHeight - 8,
+      every > 1 ? fmt::format(", 1 in {} labelled (the CSV has all)", every) : std::string(),
+      kNoisySpread * 100);
 
+  // The FMA peak: what any implementation could reach at most.
+  if (context.fma_peak_gflops > 0)
+    out << fmt::format(
+        "<g class=\"fma-peak\"><line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#777\" "
+        "stroke-dasharray=\"2,3\"/><text x=\"{2}\" y=\"{3:.1f}\" text-anchor=\"end\" fill=\"#555\">"
+        "FMA peak {4:.0f} GFLOP/s</text></g>\n",
+        kLeft, axes.y(context.fma_peak_gflops), kLeft + kPlotWidth, axes.y(context.fma_peak_gflops) - 4,
+        context.fma_peak_gflops);
   write_series(out, axes, "roofline", "black", roofline, true);
   for (std::size_t i = 0; i < series.size(); ++i)
     write_series(out, axes, result.implementations[i], kColours[i % std::size(kColours)], series[i], false);
@@ -149,9 +184,14 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   // Legend, right of the plot.
   out << "<g class=\"legend\">\n";
   const double legend_x = kLeft + kPlotWidth + 20;
+  out << fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#555\">WHM GFLOP/s (SFC-CA over it)</text>\n", legend_x,
+                     kTop - 6);
   for (std::size_t i = 0; i <= series.size(); ++i) {
     const bool is_roofline = i == series.size();
-    const std::string name = is_roofline ? "roofline" : result.implementations[i];
+    const std::string name =
+        is_roofline ? "roofline"
+                    : fmt::format("{} {:.1f}{}", result.implementations[i], summary.whm_gflops.at(i),
+                                  i == 0 ? std::string() : fmt::format(" ({:.2f}x)", summary.ratio_vs.at(i)));
     const std::string colour = is_roofline ? "black" : kColours[i % std::size(kColours)];
     const double y = kTop + 10 + 20 * double(i);
     out << fmt::format(
