@@ -40,7 +40,7 @@ constexpr const char* kPlatformHelp =
 
 struct QueryOptions {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string db = kDefaultDb, table, platform, dtype = "f32", layout = "blocked";
+  std::string db = kDefaultDb, platform, dtype = "f32", layout = "blocked";
   int threads = 0;
   bool json = false;
 };
@@ -50,7 +50,7 @@ void run_query(const QueryOptions& o) {
   const DType dtype = parse_dtype(o.dtype);
   const Layout layout = parse_layout(o.layout);
   const int threads = o.threads > 0 ? o.threads : default_threads();
-  const std::string& path = o.table.empty() ? o.db : o.table;
+  const std::string& path = o.db;
   sfcconf::TunedConfigs::Match match;
   try {
     const sfcconf::TunedConfigs configs(path, o.platform);
@@ -336,8 +336,11 @@ void add_predict_commands(CLI::App& app) {
   query->add_option("M", q->m, "Rows of A and C")->required()->check(gemm_size);
   query->add_option("N", q->n, "Columns of B and C")->required()->check(gemm_size);
   query->add_option("K", q->k, "Columns of A, rows of B")->required()->check(gemm_size);
-  auto* db = query->add_option("--db", q->db, "Tuning database (SQLite)")->capture_default_str();
-  query->add_option("--table", q->table, "Exported tuning table")->excludes(db);
+  query
+      ->add_option("--db,--table", q->db,
+                   "Tuning database or exported tuning table (as every command takes; --table is the older "
+                   "spelling)")
+      ->capture_default_str();
   query->add_option("--platform", q->platform, kPlatformHelp);
   query->add_option("--dtype", q->dtype, "Element type: f32, f64 or bf16")
       ->check(CLI::IsMember({"f32", "f64", "bf16"}))

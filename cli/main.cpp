@@ -69,9 +69,27 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  CLI::App app{"sfc-tune: autotuning for Space-Filling-Curve Communication-Avoiding GEMM"};
+  // Named, so that usage lines say "sfc-tune", not the path it was started by.
+  CLI::App app{"sfc-tune: autotuning for Space-Filling-Curve Communication-Avoiding GEMM", "sfc-tune"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text);
+  app.footer(
+      "ENVIRONMENT:\n"
+      "  SFC_PLATFORM        whose results a tuning file answers with: this (default), any, or a platform "
+      "hash\n"
+      "  SFC_TUNING          the tuning table or database sfc::gemm reads (libsfcconf callers name theirs)\n"
+      "  SFC_LOG_LEVEL       trace, debug, info (default), warning, error, critical or off\n"
+      "  NO_COLOR            any value: no colour in the log\n"
+      "  SFC_COLD_BYTES      bytes of cold inputs a timing streams through (default: 2x the L3, 64 MiB..1 "
+      "GiB)\n"
+      "  SFC_OPENBLAS_LIBRARY, SFC_BLIS_LIBRARY, SFC_ONEDNN_LIBRARY\n"
+      "                      the peer libraries sfc-tune bench loads\n"
+      "  OMP_NUM_THREADS     default thread count; HWLOC_XMLFILE: a topology to fingerprint instead of this "
+      "machine's\n"
+      "\n"
+      "Every command, option and variable: docs/reference.md. Exit codes: 0 done, 1 internal error or failed "
+      "check,\n"
+      "2 bad input, 130 interrupted (tune; rerun to resume).");
   sfc::cli::add_gemm_command(app);
   sfc::cli::add_tune_command(app);
   sfc::cli::add_store_commands(app);

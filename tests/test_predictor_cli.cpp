@@ -74,6 +74,10 @@ TEST_CASE("cli query: tiers, distance and nearest shape, as text and JSON") {
   CHECK(j["k_block_factor"] == 4);
   CHECK(j["distance"] == 0.0);
   CHECK(j["nearest"]["k"] == 4096);
+  // --db takes a table as every command does; --table is the same option.
+  r = run_cli("query 1024 256 4096 --threads 2 --json --db " + t.here);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["k_layers"] == 2);
 
   r = run_cli("query 1100 1000 1000 --threads 2 --json --table " + t.here);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);

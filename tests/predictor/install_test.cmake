@@ -13,11 +13,16 @@ endfunction()
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(file include/sfcconf.h include/sfcconf.hpp)
+include(GNUInstallDirs)
+foreach(file include/sfcconf.h include/sfcconf.hpp include/sfcconf_version.h bin/sfc-tune
+             ${CMAKE_INSTALL_DATADIR}/bash-completion/completions/sfc-tune
+             ${CMAKE_INSTALL_DATADIR}/sfc-tune/grids/small.shapes ${EXTRA_INSTALLED})
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "${file} was not installed")
   endif()
 endforeach()
+# The installed binary finds the installed libsfcconf (its RPATH), not the build's.
+run("installed sfc-tune --version" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/bin/sfc-tune --version)
 
 run("configure consumer" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
