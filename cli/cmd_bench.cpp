@@ -333,8 +333,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"min", "mean"}))
       ->capture_default_str();
   cmd->add_option("--layout", a->layout,
-                  "SFC-CA's entry: blocked (native layout) or row (plain matrices, packing timed too)")
-      ->check(CLI::IsMember({"blocked", "row"}))
+                  "SFC-CA's entry: blocked (native layout), or row/col (plain row- or column-major matrices, "
+                  "packing timed too; the peers get the same matrices)")
+      ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
   cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
   cmd->add_option("--plot", a->plot,

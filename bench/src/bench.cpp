@@ -40,6 +40,17 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, co
           .layout = options.layout};
 }
 
+// A peer's GEMM on plain matrices in `layout`. The peers' entry points are
+// row-major, so a column-major C = A B runs as the row-major C^T = B^T A^T:
+// the same memory, N and M swapped, B and A swapped.
+void peer_gemm(const GemmPeer& peer, DType dtype, Layout layout, const GemmShape& shape, const void* a,
+               std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) {
+  if (layout == Layout::col_major)
+    peer.gemm(dtype, {shape.n, shape.m, shape.k}, b, ldb, a, lda, c, ldc);
+  else
+    peer.gemm(dtype, shape, a, lda, b, ldb, c, ldc);
+}
+
 // The peers' timing uses the cold-input sets of `operands` like SFC-CA's; the
 // caches are flushed before the timed runs whether or not ColdOperands would
 // have (it does not expose that choice), which on this project's machines
@@ -47,8 +58,8 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, co
 Timing time_peer(const GemmPeer& peer, ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
   return time_runs(options.warmup, reps, operands.sets(), cold_footprint_bytes(), [&](int set) {
-    peer.gemm(options.dtype, shape, operands.a(set), operands.lda(), operands.b(set), operands.ldb(),
-              operands.c(set), operands.ldc());
+    peer_gemm(peer, options.dtype, operands.layout(), shape, operands.a(set), operands.lda(), operands.b(set),
+              operands.ldb(), operands.c(set), operands.ldc());
   });
 }
 
@@ -63,7 +74,7 @@ double element(const AlignedBuffer& c, DType dtype, std::size_t i) {
 }
 
 // Runs SFC-CA (pack, execute, unpack: the blocked path the timing used, plus
-// packing) and every peer on the first row-major input set, and returns the
+// packing) and every peer on the first plain input set, and returns the
 // largest difference to a peer over the tolerance: a summation-order bound,
 // 16 K u max(1, |C|), that real results meet by orders of magnitude and
 // wrong ones (a missing or doubled K block) miss by as much.
@@ -74,14 +85,16 @@ double verify(GemmPlan& plan, const ColdOperands& plain, const std::vector<std::
   const std::size_t count = std::size_t(s.m * s.n);
   AlignedBuffer a(plan.a_elements() * in), b(plan.b_elements() * in), c(plan.c_elements() * out);
   AlignedBuffer ours(count * out), theirs(count * out);
-  plan.pack_a(Layout::row_major, plain.a(0), plain.lda(), a.data());
-  plan.pack_b(Layout::row_major, plain.b(0), plain.ldb(), b.data());
+  const Layout layout = plain.layout();
+  const std::int64_t ldc = layout == Layout::row_major ? s.n : s.m;  // tight
+  plan.pack_a(layout, plain.a(0), plain.lda(), a.data());
+  plan.pack_b(layout, plain.b(0), plain.ldb(), b.data());
   plan.execute(a.data(), b.data(), c.data());
-  plan.unpack_c(c.data(), Layout::row_major, ours.data(), s.n);
+  plan.unpack_c(c.data(), layout, ours.data(), ldc);
 
   double worst = 0;
   for (const auto& peer : peers) {
-    peer->gemm(dtype, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(), theirs.data(), s.n);
+    peer_gemm(*peer, dtype, layout, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(), theirs.data(), ldc);
     double largest = 1, difference = 0;
     for (std::size_t i = 0; i < count; ++i) {
       const double reference = element(theirs, dtype, i);
@@ -105,12 +118,13 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   m.roofline_gflops = roofline.bound_gflops(shape, options.dtype);
   const int reps = bench_reps(shape, options, m.roofline_gflops);
   const int runs = options.warmup + reps;
-  // Blocked sets only when SFC-CA runs blocked; plain ones for the peers, the
-  // row-major entry and the check.
+  // Blocked sets only when SFC-CA runs blocked; plain ones (row-major, or
+  // column-major for that entry) for the peers, the plain entries and the check.
   std::optional<ColdOperands> blocked;
   if (options.layout == Layout::blocked) blocked.emplace(plan, Layout::blocked, runs);
   std::optional<ColdOperands> plain;
-  if (options.layout != Layout::blocked || !peers.empty()) plain.emplace(plan, Layout::row_major, runs);
+  const Layout plain_layout = options.layout == Layout::col_major ? Layout::col_major : Layout::row_major;
+  if (options.layout != Layout::blocked || !peers.empty()) plain.emplace(plan, plain_layout, runs);
 
   m.timings.assign(1 + peers.size(), Timing{});
   for (int pass = 0; pass < options.passes; ++pass) {
@@ -144,8 +158,6 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     throw Error("minimum seconds per pass must be in [0, 60], got " + std::to_string(options.min_seconds));
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options.threads));
-  if (options.layout == Layout::col_major)
-    throw Error("the benchmark compares blocked or row-major entry; the peers run row-major");
 
   BenchResult result;
   result.statistic = options.statistic;

@@ -22,8 +22,6 @@ constexpr double kWidth = 1000, kHeight = 600;
 constexpr double kLeft = 70, kRight = 230, kTop = 90, kBottom = 130;
 // At most this many shape labels on the x axis: beyond it, every k-th.
 constexpr std::size_t kMaxLabels = 24;
-// A timing whose runs spread more than this (sd / mean) marks its shape noisy.
-constexpr double kNoisySpread = 0.10;
 constexpr double kPlotWidth = kWidth - kLeft - kRight, kPlotHeight = kHeight - kTop - kBottom;
 
 // SFC-CA first, then the peers; the roofline is drawn in black, dashed.
@@ -93,17 +91,14 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   // One series per implementation, plus the roofline, in x order.
   std::vector<std::vector<double>> series(result.implementations.size());
   std::vector<double> roofline;
-  std::vector<bool> noisy;
+  std::vector<bool> starred;  // noisy shapes, in x order
   double highest = std::max(1.0, context.fma_peak_gflops);
   for (std::size_t s : order) {
-    bool spread = false;
     for (std::size_t i = 0; i < series.size(); ++i) {
-      const Timing& t = shapes[s].timings.at(i);
-      series[i].push_back(gflops(shapes[s].shape, t, result.statistic));
+      series[i].push_back(gflops(shapes[s].shape, shapes[s].timings.at(i), result.statistic));
       highest = std::max(highest, series[i].back());
-      spread = spread || (t.mean > 0 && t.stddev / t.mean > kNoisySpread);
     }
-    noisy.push_back(spread);
+    starred.push_back(noisy(shapes[s]));
     roofline.push_back(shapes[s].roofline_gflops);
     highest = std::max(highest, roofline.back());
   }
@@ -153,12 +148,13 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   for (std::size_t i = 0; i < order.size(); ++i) {
     const GemmShape& shape = shapes[order[i]].shape;
     out << fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\"/>\n",
-                       axes.x(i), kTop + kPlotHeight, kTop + kPlotHeight + 4, noisy[i] ? "#e6550d" : "black");
-    if (i % every && !noisy[i]) continue;
+                       axes.x(i), kTop + kPlotHeight, kTop + kPlotHeight + 4,
+                       starred[i] ? "#e6550d" : "black");
+    if (i % every && !starred[i]) continue;
     out << fmt::format(
         "<text transform=\"translate({:.1f},{}) rotate(-60)\" text-anchor=\"end\"{}>"
         "{}{} ({:.0f})</text>\n",
-        axes.x(i) + 3, kTop + kPlotHeight + 8, noisy[i] ? " fill=\"#e6550d\"" : "", noisy[i] ? "* " : "",
+        axes.x(i) + 3, kTop + kPlotHeight + 8, starred[i] ? " fill=\"#e6550d\"" : "", starred[i] ? "* " : "",
         to_string(shape), arithmetic_intensity(shape, context.dtype));
   }
   out << "</g>\n";
@@ -167,7 +163,7 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
       "(arithmetic intensity, flop/byte), sorted by intensity{}; * noisy: runs spread over {:.0f}%</text>\n",
       kLeft + kPlotWidth / 2, kHeight - 8,
       every > 1 ? fmt::format(", 1 in {} labelled (the CSV has all)", every) : std::string(),
-      kNoisySpread * 100);
+      kNoisyVariation * 100);
 
   // The FMA peak: what any implementation could reach at most.
   if (context.fma_peak_gflops > 0)

@@ -19,17 +19,12 @@ nlohmann::json optional_number(const std::optional<double>& value) {
 // Column widths of the table.
 constexpr int kShapeWidth = 16, kNumberWidth = 10, kConfigWidth = 8;
 
-// A shape is marked noisy when one of its timings' standard deviation exceeds
-// this fraction of the mean: a run was slowed by something else (on a shared
-// machine, usually another process), and the mean carries it.
-constexpr double kNoisyVariation = 0.25;
+}  // namespace
 
 bool noisy(const ShapeMeasurement& m) {
   return std::any_of(m.timings.begin(), m.timings.end(),
                      [](const Timing& t) { return t.stddev > kNoisyVariation * t.mean; });
 }
-
-}  // namespace
 
 void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
                  const BenchSummary& summary) {

@@ -36,6 +36,12 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
 void write_csv(std::ostream& out, const BenchResult& result, const BenchSummary& summary);
 nlohmann::json to_json(const BenchContext& context, const BenchResult& result, const BenchSummary& summary);
 // A standalone SVG document (opens in a browser).
+// A shape is marked noisy (in the table and the plot) when one of its
+// timings' standard deviation exceeds this fraction of the mean: a run was
+// slowed by something else (on a shared machine, usually another process).
+inline constexpr double kNoisyVariation = 0.25;
+bool noisy(const ShapeMeasurement& m);
+
 void write_svg(std::ostream& out, const BenchContext& context, const BenchResult& result);
 
 }  // namespace sfc
