@@ -84,9 +84,21 @@ void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
     }
 }
 
+// How the blocked result meets C: overwrite it (alpha 1, beta 0, a plain
+// copy), scale it in (beta 0: C is never read) or add it to a scaled C.
+template <class T>
+struct Epilogue {
+  T alpha, beta;
+  bool copy() const { return alpha == T(1) && beta == T(0); }
+  T operator()(T result, const T& c) const {
+    return beta == T(0) ? alpha * result : alpha * result + beta * c;
+  }
+};
+
 // C block (in, im): element (i, j) at j*bm + i; padding is dropped.
 template <class T>
-void unpack_c_blocks(const GemmPlan::Impl& p, const T* src, T* dst, std::int64_t ld, bool row_major) {
+void unpack_c_blocks(const GemmPlan::Impl& p, const T* src, T* dst, std::int64_t ld, bool row_major,
+                     Epilogue<T> e) {
   const int bm = p.blocks.bm, bn = p.blocks.bn;
 #pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
   for (std::int64_t in = 0; in < p.nb; ++in)
@@ -96,10 +108,21 @@ void unpack_c_blocks(const GemmPlan::Impl& p, const T* src, T* dst, std::int64_t
       const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
       const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
       if (row_major) {
-        for (int i = 0; i < rows; ++i)
-          for (int j = 0; j < cols; ++j) dst[(r0 + i) * ld + c0 + j] = blk[j * bm + i];
+        for (int i = 0; i < rows; ++i) {
+          T* out = dst + (r0 + i) * ld + c0;
+          if (e.copy())
+            for (int j = 0; j < cols; ++j) out[j] = blk[j * bm + i];
+          else
+            for (int j = 0; j < cols; ++j) out[j] = e(blk[j * bm + i], out[j]);
+        }
       } else {
-        for (int j = 0; j < cols; ++j) std::copy_n(blk + j * bm, rows, dst + (c0 + j) * ld + r0);
+        for (int j = 0; j < cols; ++j) {
+          T* out = dst + (c0 + j) * ld + r0;
+          if (e.copy())
+            std::copy_n(blk + j * bm, rows, out);
+          else
+            for (int i = 0; i < rows; ++i) out[i] = e(blk[j * bm + i], out[i]);
+        }
       }
     }
 }
@@ -155,14 +178,46 @@ void GemmPlan::pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_bl
   pack_operand(p, Operand::b, layout, b, ldb, b_blocked);
 }
 
-void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {
-  const Impl& p = *impl_;
-  check_ld(layout, ldc, p.user_shape.m, p.user_shape.n, "C");
+void check_result_ld(const GemmPlan::Impl& p, Layout layout, std::int64_t ld) {
+  check_ld(layout, ld, p.user_shape.m, p.user_shape.n, "C");
+}
+
+void unpack_result(const GemmPlan::Impl& p, const void* c_blocked, Layout layout, void* c, std::int64_t ldc,
+                   double alpha, double beta) {
+  check_result_ld(p, layout, ldc);
   const bool row = (layout == Layout::row_major) != p.transposed;
   if (p.dtype == DType::f64)
-    unpack_c_blocks(p, static_cast<const double*>(c_blocked), static_cast<double*>(c), ldc, row);
+    unpack_c_blocks(p, static_cast<const double*>(c_blocked), static_cast<double*>(c), ldc, row,
+                    Epilogue<double>{alpha, beta});
   else
-    unpack_c_blocks(p, static_cast<const float*>(c_blocked), static_cast<float*>(c), ldc, row);
+    unpack_c_blocks(p, static_cast<const float*>(c_blocked), static_cast<float*>(c), ldc, row,
+                    Epilogue<float>{float(alpha), float(beta)});
+}
+
+void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
+  check_result_ld(p, layout, ldc);
+  const GemmShape& u = p.user_shape;
+  // Lines along C's contiguous dimension: rows of a row-major C, columns of a column-major one.
+  const std::int64_t lines = layout == Layout::row_major ? u.m : u.n;
+  const std::int64_t length = layout == Layout::row_major ? u.n : u.m;
+  auto scale = [&](auto* data, auto factor) {
+#pragma omp parallel for schedule(static) num_threads(p.threads)
+    for (std::int64_t l = 0; l < lines; ++l) {
+      auto* line = data + l * ldc;
+      if (factor == 0)
+        std::fill(line, line + length, decltype(factor)(0));  // not 0 * C: NaN and Inf must not survive
+      else
+        for (std::int64_t i = 0; i < length; ++i) line[i] *= factor;
+    }
+  };
+  if (p.dtype == DType::f64)
+    scale(static_cast<double*>(c), beta);
+  else
+    scale(static_cast<float*>(c), float(beta));
+}
+
+void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {
+  unpack_result(*impl_, c_blocked, layout, c, ldc, 1.0, 0.0);
 }
 
 }  // namespace sfc

@@ -322,16 +322,38 @@ GemmCopies GemmPlan::copies(Layout layout, std::int64_t lda, std::int64_t ldb, s
 
 void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
                     std::int64_t ldc) {
-  if (layout == Layout::blocked) return execute(a, b, c);
+  gemm(layout, Transpose::none, Transpose::none, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double alpha, const void* a,
+                    std::int64_t lda, const void* b, std::int64_t ldb, double beta, void* c,
+                    std::int64_t ldc) {
+  const bool plain_product =
+      trans_a == Transpose::none && trans_b == Transpose::none && alpha == 1 && beta == 0;
+  if (layout == Layout::blocked) {
+    if (!plain_product)
+      throw Error("transposes, alpha and beta need plain matrices (row or col layout), not the blocked one");
+    return execute(a, b, c);
+  }
   Impl& p = *impl_;
   const OneCaller guard(p);
   if (!p.plain)
     throw Error(
         "this plan was built for the blocked layout: set PlanRequest::layout to use gemm() "
         "on plain matrices");
-  const GemmCopies copy = copies(layout, lda, ldb, ldc);
-  if (copy.a) check_operand_ld(p, Operand::a, layout, lda);
-  if (copy.b) check_operand_ld(p, Operand::b, layout, ldb);
+  // A transposed operand of a row-major call is a column-major matrix of the
+  // same memory (and the other way round): packing reads it that way.
+  const Layout other = layout == Layout::row_major ? Layout::col_major : Layout::row_major;
+  const Layout layout_a = trans_a == Transpose::none ? layout : other;
+  const Layout layout_b = trans_b == Transpose::none ? layout : other;
+  check_operand_ld(p, Operand::a, layout_a, lda);
+  check_operand_ld(p, Operand::b, layout_b, ldb);
+  check_result_ld(p, layout, ldc);
+  if (alpha == 0) return scale_result(p, layout, c, ldc, beta);  // A and B are not read
+
+  // In place only what the in-place kernels were built for: the plan's own
+  // layout, no transposes, and C overwritten (alpha 1, beta 0).
+  const GemmCopies copy = plain_product ? copies(layout, lda, ldb, ldc) : GemmCopies{true, true, true};
   reserve_buffers(p, copy);
   const void* a_used = copy.a ? p.a_packed.data() : a;
   const void* b_used = copy.b ? p.b_packed.data() : b;
@@ -339,12 +361,12 @@ void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* 
   // fork and join of its own (each costs ~3.4 us on this 2-core machine, 3.5%
   // of a 256^3 GEMM); unpacking a copied C is a second team.
   const Prologue pack = [&] {
-    if (copy.a) pack_operand(p, Operand::a, layout, a, lda, p.a_packed.data());
-    if (copy.b) pack_operand(p, Operand::b, layout, b, ldb, p.b_packed.data());
+    if (copy.a) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data());
+    if (copy.b) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data());
   };
   if (!copy.c) return run(p, copy.a && copy.b ? p.c_in_place_map : p.b_in_place_map, a_used, b_used, c, pack);
   run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack);
-  unpack_c(p.c_packed.data(), layout, c, ldc);
+  unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }
 
 }  // namespace sfc

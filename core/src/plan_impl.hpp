@@ -136,6 +136,15 @@ class OneCaller {
 #endif
 };
 
+// Throws sfc::Error unless `ld` can be C's leading dimension in `layout`.
+void check_result_ld(const GemmPlan::Impl& p, Layout layout, std::int64_t ld);
+// C = alpha * C_blocked + beta * C into the caller's plain C (a thread team of
+// its own); beta = 0 never reads C.
+void unpack_result(const GemmPlan::Impl& p, const void* c_blocked, Layout layout, void* c, std::int64_t ldc,
+                   double alpha, double beta);
+// C = beta * C on the caller's plain C (beta = 0: zeros, C never read).
+void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta);
+
 // Packing one operand of a plain layout into the plan's blocked layout
 // (pack.cpp), in the caller's terms.
 enum class Operand { a, b };

@@ -38,6 +38,8 @@ namespace sfc {
 
 enum class DType { f32, f64, bf16 };
 enum class Layout { blocked, row_major, col_major };
+// op(X) in a BLAS call: X itself, or its transpose.
+enum class Transpose { none, transpose };
 
 std::string_view to_string(DType dtype);
 std::string_view to_string(Layout layout);
@@ -118,10 +120,24 @@ class GemmPlan {
   void pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const;
   void unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const;
 
-  // BLAS-like entry: C = A * B, C overwritten. Copies into the blocked layout
-  // only what copies() says; the rest is read or written where it is.
+  // C = A * B on plain matrices, C overwritten (the BLAS entry below with no
+  // transposes, alpha 1 and beta 0). Copies into the blocked layout only what
+  // copies() says; the rest is read or written where it is.
   void gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
             std::int64_t ldc);
+  // BLAS's xGEMM: C = alpha * op(A) * op(B) + beta * C on plain matrices in
+  // `layout` (row or col major; the plan's M x N x K are op(A)'s M x K and
+  // op(B)'s K x N). beta = 0 never reads C (NaN or Inf there do not leak);
+  // alpha = 0 never reads A or B. A transposed operand is read through the
+  // other layout when it is packed, never copied first; alpha and beta are
+  // applied where C is written from the blocked result (when alpha = 1 and
+  // beta = 0, C may be written in place instead, as the call above does).
+  // bf16: alpha and beta apply to the fp32 C. Throws sfc::Error for a leading
+  // dimension below its minimum, or for Layout::blocked with anything but
+  // (none, none, 1, 0).
+  void gemm(Layout layout, Transpose trans_a, Transpose trans_b, double alpha, const void* a,
+            std::int64_t lda, const void* b, std::int64_t ldb, double beta, void* c, std::int64_t ldc);
+
   // What gemm() with these arguments copies. Everything, unless the call is in
   // the plan's own (plain) layout with a tight ldc and blocks that divide M and
   // N: then C is written in place; if moreover the blocks divide K and the
