@@ -61,3 +61,9 @@ if(NOT SFC_SANITIZE)
                    "-DEXTRA_INSTALLED=$<$<BOOL:${SFC_HELP2MAN}>:share/man/man1/sfc-tune.1>"
                    -P ${SFC_PREDICTOR_TESTS}/install_test.cmake)
 endif()
+
+# libsfcgemm's C API (sfc_gemm.h), compiled as C99 against the shared library.
+add_executable(sfc_gemm_c_test ${CMAKE_CURRENT_SOURCE_DIR}/test_sfc_gemm_c.c)
+set_target_properties(sfc_gemm_c_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_link_libraries(sfc_gemm_c_test PRIVATE sfcgemm m)
+add_test(NAME gemm.c_api COMMAND sfc_gemm_c_test)

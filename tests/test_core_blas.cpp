@@ -73,7 +73,8 @@ void check_call(GemmPlan& plan, const Call& call) {
   }
   std::memcpy(c0.data(), c.data(), c_count * out);
 
-  plan.gemm(call.layout, call.ta, call.tb, call.alpha, a.data(), lda, b.data(), ldb, call.beta, c.data(), ldc);
+  plan.gemm(call.layout, call.ta, call.tb, call.alpha, a.data(), lda, b.data(), ldb, call.beta, c.data(),
+            ldc);
 
   const double u = dt == DType::f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
   const double gamma = double(s.k + 2) * u / (1 - double(s.k + 2) * u);
@@ -97,7 +98,8 @@ void check_call(GemmPlan& plan, const Call& call) {
   CHECK(worst <= 1.0);
   // The padding beyond each column (row) of C is the caller's: untouched.
   const std::size_t pad = at(call.layout, 0, call.layout == Layout::row_major ? s.n : 0, ldc);
-  if (call.layout == Layout::row_major) CHECK(std::memcmp(c.as<char>() + pad * out, c0.as<char>() + pad * out, out) == 0);
+  if (call.layout == Layout::row_major)
+    CHECK(std::memcmp(c.as<char>() + pad * out, c0.as<char>() + pad * out, out) == 0);
 }
 
 bool supported(DType dtype) {
@@ -146,29 +148,32 @@ TEST_CASE("blas: C = alpha op(A) op(B) + beta C for every transpose, layout and 
 TEST_CASE("blas: alpha = 0 reads neither A nor B, and beta = 0 then writes zeros over NaN") {
   GemmPlan plan({.shape = {5, 7, 9}, .dtype = DType::f32, .threads = 2, .layout = Layout::row_major});
   std::vector<float> c(5 * 7, std::numeric_limits<float>::quiet_NaN());
-  plan.gemm(Layout::row_major, Transpose::none, Transpose::none, 0.0, nullptr, 9, nullptr, 7, 0.0, c.data(), 7);
+  plan.gemm(Layout::row_major, Transpose::none, Transpose::none, 0.0, nullptr, 9, nullptr, 7, 0.0, c.data(),
+            7);
   for (float v : c) CHECK(v == 0.0f);
   std::fill(c.begin(), c.end(), 2.0f);
-  plan.gemm(Layout::row_major, Transpose::none, Transpose::none, 0.0, nullptr, 9, nullptr, 7, 1.5, c.data(), 7);
+  plan.gemm(Layout::row_major, Transpose::none, Transpose::none, 0.0, nullptr, 9, nullptr, 7, 1.5, c.data(),
+            7);
   for (float v : c) CHECK(v == 3.0f);
 }
 
-TEST_CASE("blas: leading dimensions below their minimum, and BLAS arguments on the blocked layout, are refused") {
+TEST_CASE(
+    "blas: leading dimensions below their minimum, and BLAS arguments on the blocked layout, are refused") {
   GemmPlan plan({.shape = {5, 7, 9}, .dtype = DType::f32, .threads = 1, .layout = Layout::row_major});
   std::vector<float> a(100), b(100), c(100);
   // Row-major A^T is stored 9 x 5: lda >= 5 (not 9).
-  CHECK_NOTHROW(plan.gemm(Layout::row_major, Transpose::transpose, Transpose::none, 1, a.data(), 5, b.data(), 7,
-                          0, c.data(), 7));
-  CHECK_THROWS_AS(plan.gemm(Layout::row_major, Transpose::none, Transpose::none, 1, a.data(), 8, b.data(), 7, 0,
-                            c.data(), 7),
-                  Error);
-  CHECK_THROWS_AS(plan.gemm(Layout::row_major, Transpose::none, Transpose::transpose, 1, a.data(), 9, b.data(),
-                            8, 0, c.data(), 7),
-                  Error);
-  CHECK_THROWS_AS(plan.gemm(Layout::col_major, Transpose::none, Transpose::none, 1, a.data(), 5, b.data(), 9, 0,
-                            c.data(), 4),
-                  Error);
-  CHECK_THROWS_AS(plan.gemm(Layout::blocked, Transpose::transpose, Transpose::none, 1, a.data(), 5, b.data(), 7,
+  CHECK_NOTHROW(plan.gemm(Layout::row_major, Transpose::transpose, Transpose::none, 1, a.data(), 5, b.data(),
+                          7, 0, c.data(), 7));
+  CHECK_THROWS_AS(plan.gemm(Layout::row_major, Transpose::none, Transpose::none, 1, a.data(), 8, b.data(), 7,
                             0, c.data(), 7),
+                  Error);
+  CHECK_THROWS_AS(plan.gemm(Layout::row_major, Transpose::none, Transpose::transpose, 1, a.data(), 9,
+                            b.data(), 8, 0, c.data(), 7),
+                  Error);
+  CHECK_THROWS_AS(plan.gemm(Layout::col_major, Transpose::none, Transpose::none, 1, a.data(), 5, b.data(), 9,
+                            0, c.data(), 4),
+                  Error);
+  CHECK_THROWS_AS(plan.gemm(Layout::blocked, Transpose::transpose, Transpose::none, 1, a.data(), 5, b.data(),
+                            7, 0, c.data(), 7),
                   Error);
 }

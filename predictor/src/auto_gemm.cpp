@@ -11,6 +11,7 @@
 
 #include "sfc/config_service.hpp"
 #include "sfc/error.hpp"
+#include "sfc/tuning_source.hpp"
 
 namespace sfc {
 namespace {
@@ -77,10 +78,16 @@ Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads,
 
 void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
                     const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
+  gemm(layout, Transpose::none, Transpose::none, shape, dtype, 1.0, a, lda, b, ldb, 0.0, c, ldc, threads);
+}
+
+void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const GemmShape& shape, DType dtype,
+                    double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
+                    double beta, void* c, std::int64_t ldc, int threads) {
   const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(), layout};
   std::unique_ptr<GemmPlan> plan = impl_->acquire(key, *this);
   try {
-    plan->gemm(layout, a, lda, b, ldb, c, ldc);
+    plan->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
   } catch (...) {
     impl_->release(key, std::move(plan));
     throw;
@@ -93,23 +100,34 @@ std::size_t AutoGemm::cached_plans() const {
   return impl_->idle.size();
 }
 
-void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda, const void* b,
-          std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
+AutoGemm& process_gemm() {
   // Opened once; a failure is kept and reported on every call, not just the first.
   struct ProcessGemm {
     std::unique_ptr<AutoGemm> gemm;
     std::string error;
+    SourceError::Kind kind = SourceError::Kind::corrupt;
+    bool source = false;
   };
   static const ProcessGemm process = [] {
     const char* path = std::getenv("SFC_TUNING");
     try {
-      return ProcessGemm{std::make_unique<AutoGemm>(path && *path ? path : nullptr), ""};
+      return ProcessGemm{std::make_unique<AutoGemm>(path && *path ? path : nullptr), "", {}, false};
+    } catch (const SourceError& e) {
+      return ProcessGemm{nullptr, e.what(), e.kind(), true};
     } catch (const Error& e) {
-      return ProcessGemm{nullptr, e.what()};
+      return ProcessGemm{nullptr, e.what(), {}, false};
     }
   }();
-  if (!process.gemm) throw Error("SFC_TUNING: " + process.error);
-  process.gemm->gemm(layout, shape, dtype, a, lda, b, ldb, c, ldc, threads);
+  if (!process.gemm) {
+    if (process.source) throw SourceError(process.kind, "SFC_TUNING: " + process.error);
+    throw Error("SFC_TUNING: " + process.error);
+  }
+  return *process.gemm;
+}
+
+void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda, const void* b,
+          std::int64_t ldb, void* c, std::int64_t ldc, int threads) {
+  process_gemm().gemm(layout, shape, dtype, a, lda, b, ldb, c, ldc, threads);
 }
 
 }  // namespace sfc

@@ -37,6 +37,12 @@ class AutoGemm {
   void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
             const void* b, std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
 
+  // BLAS's xGEMM (C = alpha op(A) op(B) + beta C, see GemmPlan::gemm) with
+  // the plan of the shape in `layout`. Thread-safe.
+  void gemm(Layout layout, Transpose trans_a, Transpose trans_b, const GemmShape& shape, DType dtype,
+            double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, double beta,
+            void* c, std::int64_t ldc, int threads = 0);
+
   // What gemm() runs a shape with: the ConfigService's answer, as libsfcconf's.
   Answer configuration(const GemmShape& shape, DType dtype, int threads = 0,
                        Layout layout = Layout::blocked) const;
@@ -49,8 +55,12 @@ class AutoGemm {
   std::unique_ptr<Impl> impl_;
 };
 
-// One process-wide AutoGemm over $SFC_TUNING. Throws sfc::Error on every call
-// when SFC_TUNING names a file that cannot be used.
+// The process-wide AutoGemm over $SFC_TUNING, opened on first use. Throws
+// sfc::Error (a SourceError for the file) on every call when SFC_TUNING names
+// a file that cannot be used.
+AutoGemm& process_gemm();
+
+// process_gemm().gemm(...).
 void gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda, const void* b,
           std::int64_t ldb, void* c, std::int64_t ldc, int threads = 0);
 
