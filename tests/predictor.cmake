@@ -67,3 +67,17 @@ add_executable(sfc_gemm_c_test ${CMAKE_CURRENT_SOURCE_DIR}/test_sfc_gemm_c.c)
 set_target_properties(sfc_gemm_c_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
 target_link_libraries(sfc_gemm_c_test PRIVATE sfcgemm m)
 add_test(NAME gemm.c_api COMMAND sfc_gemm_c_test)
+
+# libsfcblas under a real client: Debian's numpy with LD_PRELOAD (scripts/setup.sh
+# installs python3-numpy). Not in an SFC_SANITIZE build: a preloaded library
+# cannot bring ASan's runtime into a process that started without it.
+if(NOT SFC_SANITIZE)
+  add_test(NAME blas.numpy COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/blas/numpy_test.sh $<TARGET_FILE:sfcblas>)
+endif()
+add_executable(sfcblas_drop_in_test ${CMAKE_CURRENT_SOURCE_DIR}/blas/drop_in_test.c)
+set_target_properties(sfcblas_drop_in_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_link_libraries(sfcblas_drop_in_test PRIVATE sfcblas m)
+add_test(NAME blas.drop_in COMMAND sfcblas_drop_in_test)
+# xerbla's lines for the two refused calls, with the BLAS parameter numbers.
+set_tests_properties(blas.drop_in PROPERTIES ENVIRONMENT "SFC_BLAS_MIN_FLOPS=0"
+  PASS_REGULAR_EXPRESSION "cblas_dgemm parameter number 9 had an illegal value.*SGEMM parameter number 1 had an illegal value.*all checks passed")

@@ -18,10 +18,12 @@
 
 #include <stdint.h>
 
+#ifndef SFC_GEMM_API /* libsfcblas, which carries this API inside, defines it empty to keep it hidden */
 #if defined(__GNUC__)
 #define SFC_GEMM_API __attribute__((visibility("default")))
 #else
 #define SFC_GEMM_API
+#endif
 #endif
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@ file(REMOVE_RECURSE ${WORK_DIR})
 run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 include(GNUInstallDirs)
 foreach(file include/sfcconf.h include/sfcconf.hpp include/sfcconf_version.h include/sfc_gemm.h bin/sfc-tune
+             ${CMAKE_INSTALL_LIBDIR}/libsfcblas.so ${CMAKE_INSTALL_LIBDIR}/libsfcgemm.so
              ${CMAKE_INSTALL_DATADIR}/bash-completion/completions/sfc-tune
              ${CMAKE_INSTALL_DATADIR}/sfc-tune/grids/small.shapes ${EXTRA_INSTALLED})
   if(NOT EXISTS ${prefix}/${file})

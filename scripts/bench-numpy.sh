@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# numpy's a @ b with and without LD_PRELOAD=libsfcblas.so, side by side, per
+# shape (fp32 unless DTYPE=float64), and the WHM ratio. OpenBLAS picks its own
+# kernels (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for this command
+# only). SFC_BLAS_MIN_FLOPS is passed through (default: the library's).
+#   bash scripts/bench-numpy.sh [SHAPES]   e.g. SHAPES="64 128 256 512 1024" (cubes) or "m,n,k ..."
+set -euo pipefail
+cd "$(dirname "$0")/.."
+library=${SFCBLAS:-build/lib/libsfcblas.so}
+shapes=${1:-"256 512 1024 2048"}
+dtype=${DTYPE:-float32}
+script=$(mktemp)
+trap 'rm -f "$script"' EXIT
+cat > "$script" <<'PY'
+import sys, time
+import numpy as np
+dtype = np.dtype(sys.argv[1])
+for spec in sys.argv[2:]:
+    m, n, k = (int(x) for x in spec.split(",")) if "," in spec else (int(spec),) * 3
+    rng = np.random.default_rng(1)
+    # Cold inputs: rotate over enough pairs to stream past the caches.
+    sets = max(2, min(32, (64 << 20) // ((m * k + k * n + m * n) * dtype.itemsize) + 1))
+    pairs = [(rng.uniform(-1, 1, (m, k)).astype(dtype), rng.uniform(-1, 1, (k, n)).astype(dtype)) for _ in range(sets)]
+    for a, b in pairs[:2]: a @ b  # warm-up: plans, thread pools
+    reps = max(5, min(200, int(2e10 / (2 * m * n * k))))
+    best = float("inf")
+    for r in range(reps):
+        a, b = pairs[r % sets]
+        t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)
+    print(f"{m}x{n}x{k} {2 * m * n * k / best * 1e-9:.2f}")
+PY
+run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@" /usr/bin/python3 "$script" "$dtype" $shapes; }
+echo "# $(date -u +%F) $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; numpy $(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)'), $dtype"
+echo "# command: bash scripts/bench-numpy.sh \"$shapes\" (SFC_BLAS_MIN_FLOPS=${SFC_BLAS_MIN_FLOPS:-default})"
+paste <(run) <(run LD_PRELOAD="$library" SFC_BLAS_VERBOSE=1) | awk '
+  BEGIN { printf "%-18s %12s %12s %8s\n", "shape", "numpy", "+sfcblas", "ratio" }
+  { split($1, d, "x"); f = 2 * d[1] * d[2] * d[3]; tp += f / $2; ts += f / $4; total += f
+    printf "%-18s %12.2f %12.2f %8.3f\n", $1, $2, $4, $4 / $2 }
+  END { printf "%-18s %12.2f %12.2f %8.3f\n", "WHM", total / tp, total / ts, (total / ts) / (total / tp) }'

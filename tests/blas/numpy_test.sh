@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# numpy_test.sh LIBSFCBLAS: Debian's numpy (/usr/bin/python3, python3-numpy,
+# which calls the system CBLAS) with LD_PRELOAD=libsfcblas.so: a @ b for
+# float32 and float64, C- and Fortran-ordered operands and transposed views,
+# matches numpy without the preload within twice the gamma_K bound, and the
+# SFC_BLAS_VERBOSE counts show the calls ran on SFC-CA.
+set -euo pipefail
+library=$1
+python=/usr/bin/python3
+"$python" -c "import numpy" 2>/dev/null || { echo "numpy_test: /usr/bin/python3 has no numpy (apt-get install python3-numpy)" >&2; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/products.py" <<'PY'
+import sys
+import numpy as np
+
+rng = np.random.default_rng(7)
+out = {}
+for dtype in (np.float32, np.float64):
+    for m, n, k in ((64, 48, 80), (130, 70, 90), (33, 257, 65)):
+        a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+        b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+        views = {
+            "C": (a, b),
+            "F": (np.asfortranarray(a), np.asfortranarray(b)),
+            "T": (np.ascontiguousarray(a.T).T, np.ascontiguousarray(b.T).T),  # transposed views
+            "CT": (a, np.ascontiguousarray(b.T).T),
+        }
+        for name, (x, y) in views.items():
+            key = f"{np.dtype(dtype).name}-{m}x{n}x{k}-{name}"
+            out[key] = x @ y
+            out["a-" + key], out["b-" + key] = a, b
+np.savez(sys.argv[1], **out)
+PY
+"$python" "$dir/products.py" "$dir/plain.npz"
+SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" "$dir/products.py" "$dir/sfc.npz" \
+  2> "$dir/verbose.txt" || { cat "$dir/verbose.txt" >&2; exit 1; }
+cat "$dir/verbose.txt"
+"$python" - "$dir/plain.npz" "$dir/sfc.npz" <<'PY'
+import sys
+import numpy as np
+
+plain, sfc = np.load(sys.argv[1]), np.load(sys.argv[2])
+worst = 0.0
+for key in plain.files:
+    if key.startswith(("a-", "b-")):
+        continue
+    a, b = plain["a-" + key].astype(np.float64), plain["b-" + key].astype(np.float64)
+    u = np.finfo(plain[key].dtype).eps / 2
+    k = a.shape[1]
+    gamma = k * u / (1 - k * u)
+    bound = 2 * gamma * (np.abs(a) @ np.abs(b)) + np.finfo(np.float64).tiny
+    ratio = float(np.max(np.abs(sfc[key].astype(np.float64) - plain[key].astype(np.float64)) / bound))
+    worst = max(worst, ratio)
+    if not ratio <= 1:
+        sys.exit(f"{key}: error {ratio:.3g} x the bound")
+print(f"{len([k for k in plain.files if not k.startswith(('a-', 'b-'))])} products match numpy without the "
+      f"preload (worst {worst:.3g} of the bound)")
+PY
+calls=$(sed -n 's/^sfc-blas: \([0-9]*\) GEMM calls.*ran on SFC-CA.*/\1/p' "$dir/verbose.txt")
+[ "${calls:-0}" -ge 24 ] || { echo "numpy_test: only ${calls:-0} calls reached SFC-CA" >&2; exit 1; }
