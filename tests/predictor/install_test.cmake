@@ -1,7 +1,7 @@
 # cmake -DBUILD_DIR=... -DWORK_DIR=... -DCONSUMER_DIR=... -P install_test.cmake
 # Installs the build into WORK_DIR/prefix, then builds and runs two consumers
-# of the installed libsfcconf: a CMake project using find_package(sfcconf),
-# and a C file compiled with the flags of `pkg-config sfcconf`.
+# of the installed libsfcconf and libsfcgemm: a CMake project using find_package(sfc),
+# and a C file compiled with the flags of `pkg-config sfcconf sfcgemm`.
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message(STATUS "${what}: ${out}")
@@ -38,7 +38,7 @@ endif()
 file(GLOB_RECURSE pc_file ${prefix}/*/sfcconf.pc)
 get_filename_component(pc_dir "${pc_file}" DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-execute_process(COMMAND ${PKG_CONFIG} --cflags --libs sfcconf OUTPUT_VARIABLE flags
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs sfcconf sfcgemm OUTPUT_VARIABLE flags
                 RESULT_VARIABLE code OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT code EQUAL 0)
   message(FATAL_ERROR "pkg-config does not find sfcconf in ${pc_dir}")
