@@ -32,7 +32,8 @@ namespace {
 struct BenchArguments {
   ShapeSource source;
   std::string dtype = "f32", config = "best", db, platform, vs = "openblas,blis,onednn";
-  std::string layout = "blocked", csv, plot, statistic = "min";
+  std::string layout = "blocked", csv, plot, statistic = "min", trans = "NN";
+  double alpha = 1, beta = 0;
   int threads = 0, reps = 10, warmup = 2, passes = 1;
   double min_seconds = 0;
   bool json = false;
@@ -210,6 +211,12 @@ void run_bench_command(const BenchArguments& a) {
   options.min_seconds = a.min_seconds;
   options.warmup = a.warmup;
   options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
+  options.call = {.trans_a = a.trans[0] == 'T' ? Transpose::transpose : Transpose::none,
+                  .trans_b = a.trans[1] == 'T' ? Transpose::transpose : Transpose::none,
+                  .alpha = a.alpha,
+                  .beta = a.beta};
+  if (options.layout == Layout::blocked && !options.call.plain_product())
+    throw Error("--trans, --alpha and --beta need --layout row or col (the blocked entry is C = A*B)");
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
   const ConfigChoice config = parse_config_choice(a.config, a.db);
   // A TuningStore database or an exported tuning table: this machine's (or a
@@ -337,6 +344,14 @@ void add_bench_command(CLI::App& app) {
                   "packing timed too; the peers get the same matrices)")
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
+  cmd->add_option("--trans", a->trans,
+                  "op(A) and op(B) of SFC-CA's plain entry: NN, NT, TN or TT (T: transposed)")
+      ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
+      ->capture_default_str();
+  cmd->add_option("--alpha", a->alpha,
+                  "C = alpha op(A) op(B) + beta C (plain entry; peers run alpha 1, beta 0)")
+      ->capture_default_str();
+  cmd->add_option("--beta", a->beta, "See --alpha")->capture_default_str();
   cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
   cmd->add_option("--plot", a->plot,
                   "Also write an SVG plot (GFLOP/s by shape, sorted by arithmetic intensity)");

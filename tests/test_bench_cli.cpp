@@ -131,6 +131,8 @@ TEST_CASE("bench: bad input is one clear error and exit code 2, before anything 
       "bench --grid 256 --config nn --db " + dir.file("missing.db"),
       "bench --grid 256 --dtype f16",
       "bench --grid 256 --layout diagonal",
+      "bench --grid 256 --trans NT",  // the blocked entry is C = A*B
+      "bench --grid 256 --layout row --trans XY",
       "bench --grid 256 --reps 0",
       "bench --grid 256 --threads 0",
       "bench --grid 256 --plot " + dir.file("no/such/dir/plot.svg"),

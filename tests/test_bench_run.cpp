@@ -107,6 +107,25 @@ TEST_CASE("bench: timings without a warm-up carry a note that first calls are in
   CHECK(r.notes[0].find("--warmup 0") != std::string::npos);
 }
 
+TEST_CASE("bench: transposes, alpha and beta run SFC-CA alone, through the BLAS entry") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  sfc::BenchOptions o = tiny_options(sfc::Layout::col_major);
+  o.call = {.trans_a = sfc::Transpose::transpose, .trans_b = sfc::Transpose::none, .alpha = 2, .beta = 1};
+  std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+  peers.push_back(std::make_unique<NaivePeer>("first", true));
+  const sfc::BenchResult r = sfc::run_bench(
+      kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers), kRoofline);
+  CHECK(r.implementations == std::vector<std::string>{"sfc-ca"});
+  REQUIRE(r.shapes.size() == 2);
+  for (const sfc::ShapeMeasurement& m : r.shapes) CHECK(m.timings.at(0).mean > 0);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("peers run C = A*B only") != std::string::npos);
+  o.layout = sfc::Layout::blocked;
+  CHECK_THROWS_AS(sfc::run_bench(
+                      kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, {}, kRoofline),
+                  sfc::Error);
+}
+
 TEST_CASE("bench: passes time every implementation again and pool the runs") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   for (sfc::Layout layout : {sfc::Layout::blocked, sfc::Layout::row_major}) {

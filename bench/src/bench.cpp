@@ -124,7 +124,8 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   if (options.layout == Layout::blocked) blocked.emplace(plan, Layout::blocked, runs);
   std::optional<ColdOperands> plain;
   const Layout plain_layout = options.layout == Layout::col_major ? Layout::col_major : Layout::row_major;
-  if (options.layout != Layout::blocked || !peers.empty()) plain.emplace(plan, plain_layout, runs);
+  if (options.layout != Layout::blocked || !peers.empty())
+    plain.emplace(plan, plain_layout, runs, 42, options.call);
 
   m.timings.assign(1 + peers.size(), Timing{});
   for (int pass = 0; pass < options.passes; ++pass) {
@@ -159,8 +160,18 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options.threads));
 
+  if (options.layout == Layout::blocked && !options.call.plain_product())
+    throw Error("transposes, alpha and beta need --layout row or col");
+
   BenchResult result;
   result.statistic = options.statistic;
+  if (!options.call.plain_product() && !peers.empty()) {
+    result.notes.push_back(
+        "the peers run C = A*B only: with transposes, alpha or beta SFC-CA runs alone (compare with a run "
+        "of --trans NN --alpha 1 --beta 0)");
+    spdlog::warn("{}", result.notes.back());
+    peers.clear();
+  }
   result.implementations.emplace_back(kSfcImplementation);
   std::vector<std::unique_ptr<GemmPeer>> usable;
   for (auto& peer : peers) {

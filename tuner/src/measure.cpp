@@ -96,15 +96,21 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
   return t;
 }
 
-ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed) : layout_(layout) {
+ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed, GemmArguments call)
+    : layout_(layout), call_(call) {
   const GemmShape& s = plan.shape();
   const DType dt = plan.dtype();
   const bool blocked = layout == Layout::blocked, row = layout == Layout::row_major;
   const std::size_t a_count = blocked ? plan.a_elements() : std::size_t(s.m * s.k);
   const std::size_t b_count = blocked ? plan.b_elements() : std::size_t(s.k * s.n);
   const std::size_t c_count = blocked ? plan.c_elements() : std::size_t(s.m * s.n);
-  lda_ = row ? s.k : s.m;
-  ldb_ = row ? s.n : s.k;
+  if (blocked && !call.plain_product())
+    throw Error("transposes, alpha and beta need a plain layout (row or col), not the blocked one");
+  // Tight leading dimensions of the stored matrices: op(A) is M x K, so A is
+  // K x M when transposed (and B N x K); row-major: the stored columns.
+  const bool ta = call.trans_a == Transpose::transpose, tb = call.trans_b == Transpose::transpose;
+  lda_ = row ? (ta ? s.m : s.k) : (ta ? s.k : s.m);
+  ldb_ = row ? (tb ? s.k : s.n) : (tb ? s.n : s.k);
   ldc_ = row ? s.n : s.m;
   // At most half the machine's memory goes to input sets: beyond that, fewer
   // sets plus a flush keep the inputs just as cold. (Checked in double first:
@@ -157,7 +163,8 @@ Timing ColdOperands::time(GemmPlan& plan, int warmup, int reps, double budget_se
         if (layout_ == Layout::blocked)
           plan.execute(a(set), b(set), c(set));
         else
-          plan.gemm(layout_, a(set), lda_, b(set), ldb_, c(set), ldc_);
+          plan.gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_,
+                    call_.beta, c(set), ldc_);
       },
       budget_seconds);
 }

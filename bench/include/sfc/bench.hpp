@@ -42,6 +42,9 @@ struct BenchOptions {
   // The time of a shape and implementation: its fastest cold run (as the
   // tuner ranks) or the mean of its runs (as the paper reports).
   Statistic statistic = Statistic::min;
+  // SFC-CA's BLAS arguments on a plain entry (transposes, alpha, beta). The
+  // peers run C = A * B only, so any other call runs SFC-CA alone.
+  GemmArguments call;
 };
 
 struct ShapeMeasurement {

@@ -42,13 +42,25 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
 std::size_t cold_footprint_bytes();
 
+// The BLAS arguments a plain-layout timing calls GemmPlan::gemm with; the
+// defaults are C = A * B.
+struct GemmArguments {
+  Transpose trans_a = Transpose::none, trans_b = Transpose::none;
+  double alpha = 1, beta = 0;
+  bool plain_product() const {
+    return trans_a == Transpose::none && trans_b == Transpose::none && alpha == 1 && beta == 0;
+  }
+};
+
 class ColdOperands {
  public:
   // Random inputs in [-1, 1) for `plan`'s shape and dtype, in `layout`
   // (blocked buffers match the plan's blocking; the plan's K_layers and
   // k_block_factor do not change the blocked sizes, so one ColdOperands serves
   // every configuration of a shape). `runs` = warm-up + timed runs.
-  ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed = 42);
+  // `call`: plain layouts only; a transposed operand is stored transposed
+  // (op(A) = A^T: A is K x M in `layout`).
+  ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed = 42, GemmArguments call = {});
 
   // Times plan.execute (blocked) or plan.gemm (row/col) over the sets
   // (`budget_seconds`: see time_runs).
@@ -63,9 +75,11 @@ class ColdOperands {
   std::int64_t ldb() const { return ldb_; }
   std::int64_t ldc() const { return ldc_; }
   Layout layout() const { return layout_; }
+  const GemmArguments& arguments() const { return call_; }
 
  private:
   Layout layout_;
+  GemmArguments call_;
   int sets_ = 0;
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
