@@ -194,14 +194,13 @@ void unpack_result(const GemmPlan::Impl& p, const void* c_blocked, Layout layout
                     Epilogue<float>{float(alpha), float(beta)});
 }
 
-void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
-  check_result_ld(p, layout, ldc);
+void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
   const GemmShape& u = p.user_shape;
   // Lines along C's contiguous dimension: rows of a row-major C, columns of a column-major one.
   const std::int64_t lines = layout == Layout::row_major ? u.m : u.n;
   const std::int64_t length = layout == Layout::row_major ? u.n : u.m;
   auto scale = [&](auto* data, auto factor) {
-#pragma omp parallel for schedule(static) num_threads(p.threads)
+#pragma omp for schedule(static)
     for (std::int64_t l = 0; l < lines; ++l) {
       auto* line = data + l * ldc;
       if (factor == 0)
@@ -214,6 +213,12 @@ void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t 
     scale(static_cast<double*>(c), beta);
   else
     scale(static_cast<float*>(c), float(beta));
+}
+
+void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
+  check_result_ld(p, layout, ldc);
+#pragma omp parallel num_threads(p.threads)
+  scale_result_lines(p, layout, c, ldc, beta);
 }
 
 void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {

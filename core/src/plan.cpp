@@ -101,7 +101,7 @@ using Prologue = std::function<void()>;
 // contiguous stretch of the curve -- a compact patch of C tiles.
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel>& kernel, const In* a,
-                const In* b, Out* c, const Prologue& prologue) {
+                const In* b, Out* c, const Prologue& prologue, bool accumulate) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
@@ -118,10 +118,13 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel
         const GridCell tile = p.curve[t % tiles];  // (im, in)
         const KSlice& ks = p.slice(round, layer);
         Out* c_layer = layer == 0 ? c : copies + (layer - 1) * at.c_copy;
-        (round == 0 ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
-                                                  b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
-                                                  c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block,
-                                                  &ks.count);
+        // Round 0 overwrites its copy of C, unless layer 0 adds to a C the
+        // prologue scaled by beta (C = A B + beta C, in place).
+        const bool overwrite = round == 0 && !(accumulate && layer == 0);
+        (overwrite ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
+                                                 b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
+                                                 c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block,
+                                                 &ks.count);
       }
     }
     if (p.layers > 1) {  // add the copies into C, tile by tile in curve order
@@ -278,20 +281,20 @@ namespace {
 // The loop on the caller's operands (swapped for a transposed plan) through
 // `map`, after the team has run `prologue` (if any).
 void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
-         const Prologue& prologue = {}) {
+         const Prologue& prologue = {}, bool accumulate = false) {
   if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
   switch (p.dtype) {
     case DType::f32:
       run_sfc_ca(p, map.at, map.f32, static_cast<const float*>(a), static_cast<const float*>(b),
-                 static_cast<float*>(c), prologue);
+                 static_cast<float*>(c), prologue, accumulate);
       break;
     case DType::f64:
       run_sfc_ca(p, map.at, map.f64, static_cast<const double*>(a), static_cast<const double*>(b),
-                 static_cast<double*>(c), prologue);
+                 static_cast<double*>(c), prologue, accumulate);
       break;
     case DType::bf16:
       run_sfc_ca(p, map.at, map.bf16, static_cast<const libxsmm_bfloat16*>(a),
-                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue);
+                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue, accumulate);
       break;
   }
 }
@@ -352,8 +355,13 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   if (alpha == 0) return scale_result(p, layout, c, ldc, beta);  // A and B are not read
 
   // In place only what the in-place kernels were built for: the plan's own
-  // layout, no transposes, and C overwritten (alpha 1, beta 0).
-  const GemmCopies copy = plain_product ? copies(layout, lda, ldb, ldc) : GemmCopies{true, true, true};
+  // layout and no transposes; and C = A B (+ beta C, which the loop's
+  // prologue scales and layer 0 adds to). Otherwise the blocked result is
+  // written into C with alpha and beta applied.
+  const bool no_transposes = trans_a == Transpose::none && trans_b == Transpose::none;
+  const bool accumulate = no_transposes && alpha == 1 && beta != 0;
+  const GemmCopies copy =
+      plain_product || accumulate ? copies(layout, lda, ldb, ldc) : GemmCopies{true, true, true};
   reserve_buffers(p, copy);
   const void* a_used = copy.a ? p.a_packed.data() : a;
   const void* b_used = copy.b ? p.b_packed.data() : b;
@@ -363,8 +371,11 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   const Prologue pack = [&] {
     if (copy.a) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data());
     if (copy.b) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data());
+    if (!copy.c && accumulate && beta != 1) scale_result_lines(p, layout, c, ldc, beta);
   };
-  if (!copy.c) return run(p, copy.a && copy.b ? p.c_in_place_map : p.b_in_place_map, a_used, b_used, c, pack);
+  if (!copy.c)
+    return run(p, copy.a && copy.b ? p.c_in_place_map : p.b_in_place_map, a_used, b_used, c, pack,
+               accumulate);
   run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack);
   unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }

@@ -144,6 +144,9 @@ void unpack_result(const GemmPlan::Impl& p, const void* c_blocked, Layout layout
                    double alpha, double beta);
 // C = beta * C on the caller's plain C (beta = 0: zeros, C never read).
 void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta);
+// The same as a worksharing loop for the calling thread team (every thread
+// calls it; it ends with the team's barrier), for the loop's prologue.
+void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta);
 
 // Packing one operand of a plain layout into the plan's blocked layout
 // (pack.cpp), in the caller's terms.
