@@ -28,6 +28,6 @@ if(SFC_SANITIZE)
     message(FATAL_ERROR "SFC_SANITIZE is for building sfc-tune on its own, not inside another project")
   endif()
   set(sfc_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
-  add_compile_options(${sfc_sanitize_flags} -g)
+  add_compile_options(${sfc_sanitize_flags} -g1)  # line tables: enough for reports, cheaper to build
   add_link_options(${sfc_sanitize_flags})
 endif()

@@ -5,8 +5,8 @@
 # Run scripts/setup.sh (or scripts/test.sh) once first for the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-      -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DSFC_SANITIZE=ON ${SFC_CMAKE_ARGS:-} >/dev/null
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+      -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DSFC_SANITIZE=ON ${SFC_CMAKE_ARGS:-} >/dev/null
 cmake --build build-sanitize -j"$(nproc)"
 # detect_leaks: LIBXSMM keeps its JIT code and registry for the life of the
 # process on purpose; a leak anywhere else still fails (see tests/lsan.supp).
