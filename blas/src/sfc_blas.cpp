@@ -146,7 +146,7 @@ sfc_gemm_transpose transpose_of(char c) {
 // arguments (no usable tuning file, no memory) also goes to the fallback.
 // `first_parameter` maps sfc_gemm's numbering to the caller's (0 for cblas_,
 // -1 for the Fortran entry, which has no order argument).
-template <class T, class Sfc, class Next>
+template <class Sfc, class Next>
 void route(const char* routine, int first_parameter, int m, int n, int k, Sfc&& sfc, Next&& next,
            bool has_next) {
   const double flops = 2.0 * double(m) * double(n) * double(k);
@@ -182,7 +182,7 @@ extern "C" {
                                                 const float* a, int lda, const float* b, int ldb, float beta,
                                                 float* c, int ldc) {
   const Fallback& f = fallback();
-  route<float>(
+  route(
       "cblas_sgemm", 0, m, n, k,
       [&] {
         return sfc_sgemm(sfc_gemm_order(order), sfc_gemm_transpose(ta), sfc_gemm_transpose(tb), m, n, k,
@@ -196,7 +196,7 @@ extern "C" {
                                                 const double* a, int lda, const double* b, int ldb,
                                                 double beta, double* c, int ldc) {
   const Fallback& f = fallback();
-  route<double>(
+  route(
       "cblas_dgemm", 0, m, n, k,
       [&] {
         return sfc_dgemm(sfc_gemm_order(order), sfc_gemm_transpose(ta), sfc_gemm_transpose(tb), m, n, k,
@@ -213,7 +213,7 @@ extern "C" {
                                            const float* b, const int* ldb, const float* beta, float* c,
                                            const int* ldc) {
   const Fallback& f = fallback();
-  route<float>(
+  route(
       "SGEMM", -1, *m, *n, *k,
       [&] {
         return sfc_sgemm(SFC_COL_MAJOR, transpose_of(*ta), transpose_of(*tb), *m, *n, *k, *alpha, a, *lda, b,
@@ -227,7 +227,7 @@ extern "C" {
                                            const double* b, const int* ldb, const double* beta, double* c,
                                            const int* ldc) {
   const Fallback& f = fallback();
-  route<double>(
+  route(
       "DGEMM", -1, *m, *n, *k,
       [&] {
         return sfc_dgemm(SFC_COL_MAJOR, transpose_of(*ta), transpose_of(*tb), *m, *n, *k, *alpha, a, *lda, b,

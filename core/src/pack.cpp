@@ -184,7 +184,6 @@ void check_result_ld(const GemmPlan::Impl& p, Layout layout, std::int64_t ld) {
 
 void unpack_result(const GemmPlan::Impl& p, const void* c_blocked, Layout layout, void* c, std::int64_t ldc,
                    double alpha, double beta) {
-  check_result_ld(p, layout, ldc);
   const bool row = (layout == Layout::row_major) != p.transposed;
   if (p.dtype == DType::f64)
     unpack_c_blocks(p, static_cast<const double*>(c_blocked), static_cast<double*>(c), ldc, row,
@@ -216,12 +215,12 @@ void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::in
 }
 
 void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
-  check_result_ld(p, layout, ldc);
 #pragma omp parallel num_threads(p.threads)
   scale_result_lines(p, layout, c, ldc, beta);
 }
 
 void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {
+  check_result_ld(*impl_, layout, ldc);
   unpack_result(*impl_, c_blocked, layout, c, ldc, 1.0, 0.0);
 }
 

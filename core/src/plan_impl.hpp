@@ -139,7 +139,8 @@ class OneCaller {
 // Throws sfc::Error unless `ld` can be C's leading dimension in `layout`.
 void check_result_ld(const GemmPlan::Impl& p, Layout layout, std::int64_t ld);
 // C = alpha * C_blocked + beta * C into the caller's plain C (a thread team of
-// its own); beta = 0 never reads C.
+// its own); beta = 0 never reads C. `ldc` must have been checked (check_result_ld),
+// as for the two below.
 void unpack_result(const GemmPlan::Impl& p, const void* c_blocked, Layout layout, void* c, std::int64_t ldc,
                    double alpha, double beta);
 // C = beta * C on the caller's plain C (beta = 0: zeros, C never read).
