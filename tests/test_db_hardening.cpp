@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <future>
 #include <string>
@@ -162,4 +163,95 @@ TEST_CASE("hardening: a database edited past its CHECKs and an absurd table coun
   sfc::test::write_file(dir.file("t.table"), text);
   CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("truncated"),
                        sfc::Error);
+}
+
+TEST_CASE("hardening: what a later command would refuse is refused where it enters, naming the value") {
+  TempDir dir("hard-bounds");
+  const std::string db = tuned_database(dir);
+  REQUIRE(cli(dir, {"export", "--db", db, "--format", "json", "--all", "-o", dir.file("all.json")}).code ==
+          0);
+  REQUIRE(cli(dir, {"export", "--db", db, "--format", "csv", "--all", "-o", dir.file("all.csv")}).code == 0);
+  const nlohmann::ordered_json exported =
+      nlohmann::ordered_json::parse(sfc::test::slurp(dir.file("all.json")));
+  const std::string csv = sfc::test::slurp(dir.file("all.csv"));
+
+  // Each JSON edit: a size the predictors refuse (every later query would
+  // fail), times a table cannot hold (inf or 0 as a float), a calibration the
+  // model would divide by, text JSON cannot encode.
+  using Edit = void (*)(nlohmann::ordered_json&);
+  const std::vector<std::pair<Edit, std::string>> json_edits = {
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["m"] = std::int64_t{1} << 40; },
+       "outside 1..2147483647"},
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["min_s"] = 1e308; }, "1e+308 s is outside"},
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["mean_s"] = 1e-320; }, "s is outside"},
+      {[](auto& d) {
+         d["platforms"][0]["calibration"] = {
+             {"gamma_gflops_per_core", 1e308}, {"beta_gbytes_per_s", 10.0}, {"measured_at", "now"}};
+       },
+       "calibration values must be"},
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["measured_at"] = "a\nb"; }, "control character"},
+  };
+  for (const auto& [edit, reason] : json_edits) {
+    nlohmann::ordered_json document = exported;
+    edit(document);
+    sfc::test::write_file(dir.file("bad.json"), document.dump());
+    check_refused(cli(dir, {"import", dir.file("bad.json"), "--db", dir.file("new.db")}), reason);
+    CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  }
+
+  // CSV: a column named twice (which one is meant?), a later row whose
+  // platform cells disagree with the first (they used to be ignored), bytes
+  // that are not UTF-8 (a JSON export of them failed later).
+  const std::string header = csv.substr(0, csv.find('\n'));
+  const std::string first_row =
+      csv.substr(header.size() + 1, csv.find('\n', header.size() + 1) - header.size());
+  const std::string rest = csv.substr(header.size() + 1 + first_row.size());
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  const std::vector<std::pair<std::string, std::string>> csv_files = {
+      {header + ",m\n" + replaced(first_row, "\n", ",64\n"), "column 'm' appears twice"},
+      {header + "\n" + first_row + replaced(rest, "gcc", "clang"), "differs from that platform's first row"},
+      {header + "\n" + replaced(first_row, "gcc", "gcc\xff"), "not valid UTF-8"},
+  };
+  for (const auto& [text, reason] : csv_files) {
+    sfc::test::write_file(dir.file("bad.csv"), text);
+    check_refused(cli(dir, {"import", dir.file("bad.csv"), "--db", dir.file("new.db")}), reason);
+    CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  }
+
+  // A table: the same bounds as the database's.
+  sfc::TuningTable table;
+  table.platform = sfc::test::sample_platform();
+  table.save(dir.file("t.table"));
+  const std::string text = sfc::test::slurp(dir.file("t.table"));
+  const std::string calibration =
+      text.substr(text.find("calibration "), text.find("\nshapes") - text.find("calibration "));
+  for (const char* bad : {"calibration inf inf", "calibration 1e300 1", "calibration -1 0"}) {
+    sfc::test::write_file(dir.file("t.table"), replaced(text, calibration, bad));
+    CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("calibration values"),
+                         sfc::Error);
+  }
+}
+
+TEST_CASE("hardening: an empty platform text field survives every export and import") {
+  TempDir dir("hard-empty");
+  const std::string db = tuned_database(dir);
+  REQUIRE(cli(dir, {"export", "--db", db, "--format", "json", "--all", "-o", dir.file("all.json")}).code ==
+          0);
+  nlohmann::ordered_json document = nlohmann::ordered_json::parse(sfc::test::slurp(dir.file("all.json")));
+  document["platforms"][0]["compiler"] = "";  // recorded only, not in the hash
+  sfc::test::write_file(dir.file("empty.json"), document.dump());
+  REQUIRE(cli(dir, {"import", dir.file("empty.json"), "--db", dir.file("a.db")}).code == 0);
+  for (const std::string format : {"csv", "json"}) {
+    const std::string out = dir.file("again." + format);
+    REQUIRE(cli(dir, {"export", "--db", dir.file("a.db"), "--format", format, "--all", "-o", out}).code == 0);
+    const Run r = cli(dir, {"import", out, "--db", dir.file(format + ".db")});
+    CHECK_MESSAGE(r.code == 0, r.err);
+  }
+  REQUIRE(
+      cli(dir, {"export", "--db", dir.file("a.db"), "--format", "table", "-o", dir.file("a.table")}).code ==
+      0);
+  CHECK(sfc::TuningTable::load(dir.file("a.table")).platform.compiler.empty());
 }

@@ -350,9 +350,8 @@ void TuningStore::save_calibration(const std::string& platform_hash, const Calib
 
 void TuningStore::save_calibration(const std::string& platform_hash, const Calibration& calibration,
                                    const std::string& measured_at) {
-  if (!(calibration.gamma_gflops_per_core >= 0 && std::isfinite(calibration.gamma_gflops_per_core)) ||
-      !(calibration.beta_gbytes_per_s >= 0 && std::isfinite(calibration.beta_gbytes_per_s)))
-    throw Error("a calibration needs finite gamma and beta >= 0 (0 = unknown)");
+  calibration.check();
+  check_printable(measured_at);
   sqlite::Statement upsert = impl_->db.prepare(
       "INSERT INTO calibrations (platform_id, gamma_gflops_per_core, beta_gbytes_per_s, measured_at) "
       "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (platform_id) DO UPDATE SET "
@@ -372,7 +371,13 @@ Calibration TuningStore::calibration(const std::string& platform_hash) const {
       "JOIN platforms AS p ON p.id = c.platform_id WHERE p.hash = ?1");
   query.bind(1, platform_hash);
   if (!query.step()) return {};
-  return {query.real(0), query.real(1)};
+  const Calibration stored{query.real(0), query.real(1)};
+  try {
+    stored.check();
+  } catch (const Error& e) {  // the CHECKs were bypassed
+    throw Error("database " + path() + " is inconsistent: " + e.what());
+  }
+  return stored;
 }
 
 std::optional<std::string> TuningStore::calibration_time(const std::string& platform_hash) const {
