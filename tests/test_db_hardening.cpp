@@ -2,7 +2,6 @@
 // with an internal error or lose data: each now gets one clear line and
 // exit code 2 (or an sfc::Error), and nothing is written or created.
 #include <doctest/doctest.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +12,7 @@
 #include "sfc/error.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
+#include "test_db_sqlite.hpp"
 #include "test_db_support.hpp"
 
 using sfc::test::TempDir;
@@ -41,17 +41,6 @@ std::string tuned_database(const TempDir& dir) {
                 "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db});
   REQUIRE_MESSAGE(r.code == 0, r.err);
   return db;
-}
-
-void sql(const std::string& path, const std::string& statements) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* error = nullptr;
-  const int code = sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(code == SQLITE_OK, message);
 }
 
 }  // namespace
@@ -110,17 +99,10 @@ TEST_CASE("hardening: crafted JSON exports get a clear refusal, and a failed imp
 TEST_CASE("hardening: a failed import leaves an older database unmigrated") {
   TempDir dir("hard-migrate");
   const std::string db = tuned_database(dir);
-  sql(db, "PRAGMA user_version = 3");  // pretend it is of the previous schema
+  sfc::test::raw_sql(db, "PRAGMA user_version = 3");  // pretend it is of the previous schema
   sfc::test::write_file(dir.file("bad.csv"), "not,an,export\n1,2,3\n");
   check_refused(cli(dir, {"import", dir.file("bad.csv"), "--db", db}), "not an sfc-tune measurement export");
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
-  sqlite3_stmt* statement = nullptr;
-  REQUIRE(sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(statement, 0) == 3);
-  sqlite3_finalize(statement);
-  sqlite3_close(handle);
+  CHECK(sfc::test::raw_value(db, "PRAGMA user_version") == "3");
 }
 
 TEST_CASE("hardening: two imports creating one database at once both succeed") {
@@ -148,7 +130,8 @@ TEST_CASE("hardening: two imports creating one database at once both succeed") {
 TEST_CASE("hardening: a database edited past its CHECKs and an absurd table count are errors, not crashes") {
   TempDir dir("hard-edit");
   const std::string db = tuned_database(dir);
-  sql(db, "PRAGMA ignore_check_constraints = 1; UPDATE measurements SET k_layers = 99 WHERE id = 1;");
+  sfc::test::raw_sql(
+      db, "PRAGMA ignore_check_constraints = 1; UPDATE measurements SET k_layers = 99 WHERE id = 1;");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"query", "64", "64", "64", "--db", db, "--threads", "2"},
         {"export", "--db", db, "--format", "table", "-o", dir.file("x.table")}})

@@ -2,9 +2,12 @@
 
 #include <utility>
 
+#include "fault_injection.hpp"
+
 namespace sfc::sqlite {
 
 Database::Database(const std::string& path, int flags) : path_(path) {
+  fault::install();  // SFC_FAULT, for tests: see fault_injection.hpp
   const int code = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (code != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
@@ -109,8 +112,10 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
+  fault::before_commit();
   db_.exec("COMMIT");
   open_ = false;
+  fault::after_commit();
 }
 
 ReadTransaction::ReadTransaction(Database& db) : db_(db), own_(!db.in_transaction()) {
