@@ -107,13 +107,17 @@ void run_tune(const TuneArgs& a) {
     summary = tune_grid(store, platform, grid, options, &g_stop);
   }
 
-  std::fprintf(out,
-               "%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
-               "(platform %s, %s, %d threads, %s layout%s)\n",
-               a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
-               static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
-               a.dtype.c_str(), platform.threads, a.layout.c_str(),
-               a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
+  std::fprintf(
+      out,
+      "%s: %zu of %zu shapes tuned now, %zu were already done%s; %lld measurements added in %.1f s "
+      "(platform %s, %s, %d threads, %s layout%s)\n",
+      a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
+      summary.tuned_elsewhere
+          ? (", " + std::to_string(summary.tuned_elsewhere) + " tuned meanwhile by another tuner").c_str()
+          : "",
+      static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
+      a.dtype.c_str(), platform.threads, a.layout.c_str(),
+      a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
   if (summary.interrupted)
     spdlog::warn(
         "interrupted: every finished shape and the measurements of the current one are committed; "
@@ -129,6 +133,7 @@ void run_tune(const TuneArgs& a) {
                 {"shapes", summary.shapes},
                 {"already_done", summary.already_done},
                 {"tuned", summary.tuned},
+                {"tuned_elsewhere", summary.tuned_elsewhere},
                 {"measurements", summary.measurements},
                 {"interrupted", summary.interrupted},
                 {"seconds", summary.seconds}});

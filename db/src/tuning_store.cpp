@@ -225,14 +225,19 @@ std::optional<Platform> TuningStore::platform(const std::string& hash) const {
 
 void TuningStore::upsert_platform(const Platform& platform) {
   const std::string hash = platform.hash();
-  if (const std::optional<Platform> stored = this->platform(hash)) {
+  auto check_stored = [&](const Platform& stored) {
     for (const PlatformField& field : platform_fields())
-      if (field.identity && field.get(*stored) != field.get(platform))
+      if (field.identity && field.get(stored) != field.get(platform))
         throw Error("database " + path() + ": platform hash " + hash +
                     " already names a different platform (" + std::string(field.name) + " '" +
-                    field.get(*stored) + "' vs '" + field.get(platform) + "')");
-    return;
-  }
+                    field.get(stored) + "' vs '" + field.get(platform) + "')");
+  };
+  if (const std::optional<Platform> stored = this->platform(hash)) return check_stored(*stored);
+  // Not there a moment ago: look again and add it under the write lock, as
+  // another tuner starting on this database may be adding it right now.
+  std::optional<sqlite::Transaction> own;
+  if (!impl_->db.in_transaction()) own.emplace(impl_->db);
+  if (const std::optional<Platform> stored = this->platform(hash)) return check_stored(*stored);
   std::string placeholders;
   for (std::size_t i = 0; i < platform_fields().size(); ++i) placeholders += ", ?" + std::to_string(i + 2);
   sqlite::Statement insert = impl_->db.prepare("INSERT INTO platforms (hash, " + platform_columns() +
@@ -247,6 +252,7 @@ void TuningStore::upsert_platform(const Platform& platform) {
       insert.bind(index++, value);
   }
   insert.run();
+  if (own) own->commit();
 }
 
 std::int64_t TuningStore::record(const std::string& platform_hash,
