@@ -172,7 +172,7 @@ TEST_CASE(
   CHECK(store.result_groups(hash).size() == 2);
 }
 
-TEST_CASE("store: version 4 re-keys a version 3 database; twins that differed only in L3 or compiler merge") {
+TEST_CASE("store: version 4 re-keys a version 3 database, twins that differed only in L3 or compiler merge") {
   TempDir dir("store");
   const std::string path = dir.file("v3.db");
   // Two machines of one kind, keyed apart by a junk L3 size (and a compiler),
