@@ -3,12 +3,14 @@
 #include <fcntl.h>  // renameat2
 #include <signal.h>
 #include <stdio.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -484,9 +486,20 @@ void create_atomically(const std::string& path) {
   fs::remove(temporary, error);
 }
 
+// The file system holding `path` is mounted read-only (a shared, published
+// copy of a tuning database, or a container's image).
+bool on_read_only_file_system(const std::string& path) {
+  struct statvfs info {};
+  return ::statvfs(path.c_str(), &info) == 0 && (info.f_flag & ST_RDONLY) != 0;
+}
+
 sqlite::Database open_file(const std::string& path, OpenMode mode) {
   namespace fs = std::filesystem;
   std::error_code error;
+  if (mode != OpenMode::read_only && fs::exists(path, error) && on_read_only_file_system(path))
+    throw Error("database " + path +
+                " is on a read-only file system: it can be read (query, export, db info, libsfcconf) but not "
+                "written (tune, import, merge); tune into a copy elsewhere and merge it back");
   if (mode == OpenMode::create && !fs::exists(path, error) && !fs::is_symlink(path, error))
     create_atomically(path);
   const bool exists = fs::exists(path, error);
@@ -494,6 +507,17 @@ sqlite::Database open_file(const std::string& path, OpenMode mode) {
   if (fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
   if (!fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
     throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
+  if (mode == OpenMode::read_only && on_read_only_file_system(path)) {
+    // No process can be writing it, and SQLite could not create the -shm
+    // file a WAL database is read through: read it as the immutable file it
+    // is. Unless a WAL with commits was left behind when the file system
+    // became read-only: that needs the normal way (and its -shm) to be read.
+    if (fs::file_size(path + "-wal", error) == 0 || error)
+      return sqlite::Database(path, SQLITE_OPEN_READONLY, /*immutable=*/true);
+  }
+  if (mode != OpenMode::read_only && ::access(path.c_str(), W_OK) != 0)
+    throw Error("database " + path + " is not writable (" + std::strerror(errno) +
+                "): it can be read but not written (tune, import, merge)");
   return sqlite::Database(path, mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
 }
 
