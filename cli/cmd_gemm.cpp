@@ -44,6 +44,7 @@ void run_gemm(const GemmOptions& o) {
   request.k_layers = o.k_layers;
   request.k_block_factor = o.kbf;
   if (!o.blocks.empty()) request.blocks = parse_blocks(o.blocks);
+  ColdOperands::check_fits(request.shape, request.dtype);  // before planning what cannot run
   GemmPlan plan(request);
   const BlockSizes bs = plan.blocks();
   spdlog::info("plan: {}x{}x{} {} on {} threads, K_layers={} k_block_factor={} (effective), blocks {}x{}x{}",

@@ -111,6 +111,7 @@ double verify(GemmPlan& plan, const ColdOperands& plain, const std::vector<std::
 ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& options, const Knobs& config,
                                const std::vector<std::unique_ptr<GemmPeer>>& peers,
                                const Roofline& roofline) {
+  ColdOperands::check_fits(shape, options.dtype);  // before planning what cannot run
   GemmPlan plan(plan_request(shape, options, config));
   ShapeMeasurement m;
   m.shape = shape;

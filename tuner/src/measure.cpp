@@ -96,6 +96,27 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
   return t;
 }
 
+namespace {
+
+// At most half the machine's memory goes to input sets: beyond that, fewer
+// sets plus a flush keep the inputs just as cold.
+double half_memory() { return 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)); }
+
+// (Counted in double: the byte counts of absurd shapes overflow 64 bits.)
+void check_set_fits(const GemmShape& s, double one_set) {
+  if (one_set > half_memory())
+    throw Error("one set of inputs for " + to_string(s) + " needs " +
+                std::to_string(static_cast<long long>(one_set / (1 << 20))) +
+                " MiB, more than half of this machine's memory");
+}
+
+}  // namespace
+
+void ColdOperands::check_fits(const GemmShape& s, DType dt) {
+  check_set_fits(s, (double(s.m) * double(s.k) + double(s.k) * double(s.n)) * double(input_size(dt)) +
+                        double(s.m) * double(s.n) * double(output_size(dt)));
+}
+
 ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed, GemmArguments call)
     : layout_(layout), call_(call) {
   const GemmShape& s = plan.shape();
@@ -112,16 +133,8 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   lda_ = row ? (ta ? s.m : s.k) : (ta ? s.k : s.m);
   ldb_ = row ? (tb ? s.k : s.n) : (tb ? s.n : s.k);
   ldc_ = row ? s.n : s.m;
-  // At most half the machine's memory goes to input sets: beyond that, fewer
-  // sets plus a flush keep the inputs just as cold. (Checked in double first:
-  // the byte counts of absurd shapes overflow 64 bits.)
-  const double half_memory = 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  const double one_set =
-      double(a_count + b_count) * double(input_size(dt)) + double(c_count) * double(output_size(dt));
-  if (one_set > half_memory)
-    throw Error("one set of inputs for " + to_string(s) + " needs " +
-                std::to_string(static_cast<long long>(one_set / (1 << 20))) +
-                " MiB, more than half of this machine's memory");
+  check_set_fits(
+      s, double(a_count + b_count) * double(input_size(dt)) + double(c_count) * double(output_size(dt)));
   a_bytes_ = round_up(a_count * input_size(dt));
   b_bytes_ = round_up(b_count * input_size(dt));
   c_bytes_ = round_up(c_count * output_size(dt));
@@ -131,7 +144,7 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   // the runs need fewer sets than that, each set is used once, after a flush.
   const std::size_t cold = cold_footprint_bytes();
   const std::size_t wanted = std::max<std::size_t>(1, (cold + set_stride_ - 1) / set_stride_);
-  const std::size_t affordable = std::max<std::size_t>(1, std::size_t(half_memory / double(set_stride_)));
+  const std::size_t affordable = std::max<std::size_t>(1, std::size_t(half_memory() / double(set_stride_)));
   sets_ = int(std::min({wanted, std::size_t(std::max(runs, 1)), affordable}));
   flush_bytes_ = std::size_t(sets_) * set_stride_ < cold ? cold : 0;
   try {

@@ -169,6 +169,7 @@ bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prio
 ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior,
                         const std::atomic<bool>* stop,
                         const std::function<void(const TuneStep&)>& on_step) const {
+  ColdOperands::check_fits(shape, options_.dtype);  // before planning what cannot run
   ShapeSearch search(options_, shape, prior);
   const bool prune = options_.prune_margin >= 0;
   if (prune &&

@@ -62,6 +62,13 @@ class ColdOperands {
   // (op(A) = A^T: A is K x M in `layout`).
   ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed = 42, GemmArguments call = {});
 
+  // Throws sfc::Error unless one set of `shape`'s inputs (A, B and C as plain
+  // matrices) fits in half of this machine's memory, as the constructor
+  // requires: called before a plan is built, it refuses an absurd shape at
+  // once instead of after planning it (a 2e6 x 2e6 plan's curve map alone
+  // took 17 s and gigabytes).
+  static void check_fits(const GemmShape& shape, DType dtype);
+
   // Times plan.execute (blocked) or plan.gemm (row/col) over the sets
   // (`budget_seconds`: see time_runs).
   Timing time(GemmPlan& plan, int warmup, int reps, double budget_seconds = 0);
