@@ -18,6 +18,16 @@
 
 #include <stdint.h>
 
+/* As in sfcconf.h: a fixed underlying type in C++, so that an out-of-range
+ * value from a C caller is refused, not undefined. */
+#ifndef SFCCONF_ENUM
+#ifdef __cplusplus
+#define SFCCONF_ENUM(name) enum name : int
+#else
+#define SFCCONF_ENUM(name) enum name
+#endif
+#endif
+
 #ifndef SFC_GEMM_API /* libsfcblas, which carries this API inside, defines it empty to keep it hidden */
 #if defined(__GNUC__)
 #define SFC_GEMM_API __attribute__((visibility("default")))
@@ -31,19 +41,18 @@ extern "C" {
 #endif
 
 /* The values of CBLAS_ORDER and CBLAS_TRANSPOSE, so CBLAS enums pass as they are. */
-typedef enum sfc_gemm_order { SFC_ROW_MAJOR = 101, SFC_COL_MAJOR = 102 } sfc_gemm_order;
-typedef enum sfc_gemm_transpose {
-  SFC_NO_TRANS = 111,
-  SFC_TRANS = 112,
-  SFC_CONJ_TRANS = 113 /* the same as SFC_TRANS for real matrices */
+typedef SFCCONF_ENUM(sfc_gemm_order){SFC_ROW_MAJOR = 101, SFC_COL_MAJOR = 102} sfc_gemm_order;
+typedef SFCCONF_ENUM(sfc_gemm_transpose){
+    SFC_NO_TRANS = 111, SFC_TRANS = 112, SFC_CONJ_TRANS = 113 /* the same as SFC_TRANS for real matrices */
 } sfc_gemm_transpose;
 
-typedef enum sfc_gemm_status {
-  SFC_GEMM_OK = 0,
-  SFC_GEMM_ERR_ARGUMENT = 1, /* sfc_gemm_bad_parameter() says which, numbered as in the call (1 = order) */
-  SFC_GEMM_ERR_TUNING = 2,   /* the tuning file (SFC_TUNING, or the context's) cannot be used */
-  SFC_GEMM_ERR_ENGINE = 3,  /* the engine refused the call (no memory for the plan, no kernel for this CPU) */
-  SFC_GEMM_ERR_INTERNAL = 4 /* a bug: please report the message */
+typedef SFCCONF_ENUM(sfc_gemm_status){
+    SFC_GEMM_OK = 0,
+    SFC_GEMM_ERR_ARGUMENT = 1, /* sfc_gemm_bad_parameter() says which, numbered as in the call (1 = order) */
+    SFC_GEMM_ERR_TUNING = 2,   /* the tuning file (SFC_TUNING, or the context's) cannot be used */
+    SFC_GEMM_ERR_ENGINE =
+        3, /* the engine refused the call (no memory for the plan, no kernel for this CPU) */
+    SFC_GEMM_ERR_INTERNAL = 4 /* a bug: please report the message */
 } sfc_gemm_status;
 
 /* Tuning opened explicitly instead of through SFC_TUNING. */

@@ -39,45 +39,44 @@
 #define SFCCONF_API
 #endif
 
+/* The enums' values travel as ints. C++ gives them a fixed underlying type,
+ * so that a value a C caller passes from outside the list is a value the
+ * library can refuse, not undefined behaviour it never gets to check. */
+#ifdef __cplusplus
+#define SFCCONF_ENUM(name) enum name : int
+#else
+#define SFCCONF_ENUM(name) enum name
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum sfcconf_status {
-  SFCCONF_OK = 0,
-  SFCCONF_ERR_ARGUMENT = 1,   /* a null pointer, a size < 1, threads < 1, an unknown dtype */
-  SFCCONF_ERR_UNREADABLE = 2, /* the file is missing, a directory or not readable */
-  SFCCONF_ERR_CORRUPT = 3,    /* truncated, edited, empty or not a tuning table/database */
-  SFCCONF_ERR_PLATFORM = 4,   /* tuned on another platform (the message names it) */
-  SFCCONF_ERR_MEMORY = 5,     /* out of memory */
-  SFCCONF_ERR_INTERNAL = 6    /* a bug: please report the message */
+typedef SFCCONF_ENUM(sfcconf_status){
+    SFCCONF_OK = 0,
+    SFCCONF_ERR_ARGUMENT = 1,   /* a null pointer, a size < 1, threads < 1, an unknown dtype */
+    SFCCONF_ERR_UNREADABLE = 2, /* the file is missing, a directory or not readable */
+    SFCCONF_ERR_CORRUPT = 3,    /* truncated, edited, empty or not a tuning table/database */
+    SFCCONF_ERR_PLATFORM = 4,   /* tuned on another platform (the message names it) */
+    SFCCONF_ERR_MEMORY = 5,     /* out of memory */
+    SFCCONF_ERR_INTERNAL = 6    /* a bug: please report the message */
 } sfcconf_status;
 
-typedef enum sfcconf_dtype { SFCCONF_F32 = 0, SFCCONF_F64 = 1, SFCCONF_BF16 = 2 } sfcconf_dtype;
+typedef SFCCONF_ENUM(sfcconf_dtype){SFCCONF_F32 = 0, SFCCONF_F64 = 1, SFCCONF_BF16 = 2} sfcconf_dtype;
 
 /* How the GEMM is called: on the blocked layout, or on plain row- or
  * column-major matrices (packing included). Each is tuned on its own; a
  * plain layout with no tuned shapes borrows the other plain layout's
  * (transposed), or else the blocked layout's. */
-typedef enum sfcconf_layout {
-  SFCCONF_BLOCKED = 0,
-  SFCCONF_ROW_MAJOR = 1,
-  SFCCONF_COL_MAJOR = 2
-} sfcconf_layout;
+typedef SFCCONF_ENUM(sfcconf_layout){SFCCONF_BLOCKED = 0, SFCCONF_ROW_MAJOR = 1,
+                                     SFCCONF_COL_MAJOR = 2} sfcconf_layout;
 
-typedef enum sfcconf_tier {
-  SFCCONF_TIER_EXACT = 0,
-  SFCCONF_TIER_NEAREST = 1,
-  SFCCONF_TIER_MODEL = 2,
-  SFCCONF_TIER_DEFAULT = 3
-} sfcconf_tier;
+typedef SFCCONF_ENUM(sfcconf_tier){SFCCONF_TIER_EXACT = 0, SFCCONF_TIER_NEAREST = 1, SFCCONF_TIER_MODEL = 2,
+                                   SFCCONF_TIER_DEFAULT = 3} sfcconf_tier;
 
 /* How the platform whose results answered matches this machine (since 0.3). */
-typedef enum sfcconf_platform_match {
-  SFCCONF_PLATFORM_EXACT = 0,
-  SFCCONF_PLATFORM_COMPATIBLE = 1,
-  SFCCONF_PLATFORM_FOREIGN = 2
-} sfcconf_platform_match;
+typedef SFCCONF_ENUM(sfcconf_platform_match){SFCCONF_PLATFORM_EXACT = 0, SFCCONF_PLATFORM_COMPATIBLE = 1,
+                                             SFCCONF_PLATFORM_FOREIGN = 2} sfcconf_platform_match;
 
 typedef struct sfcconf_answer {
   int k_layers;       /* 1..8 */
