@@ -103,8 +103,9 @@ TEST_CASE("faults: a tuner killed at every write, torn write, sync and commit le
                                                           {"crash:before-commit:", points.commits},
                                                           {"crash:after-commit:", points.commits}};
   int walked = 0;
-  for (const auto& [point, count] : walks)
-    for (int n = 1; n <= count; ++n) {
+  for (const auto& walk : walks)
+    for (int n = 1; n <= walk.second; ++n) {
+      const std::string& point = walk.first;  // a plain name: clang 14's lambdas cannot capture bindings
       remove_database(db);
       const CliRun crashed = run(dir, tune_args(db), point + std::to_string(n));
       CHECK_MESSAGE(crashed.code == 128 + SIGKILL, point, n, crashed.err);
@@ -119,6 +120,9 @@ TEST_CASE("faults: a failed write or a full disk at any point is a clear error a
   TempDir dir("faults-io");
   const std::string db = dir.file("t.db");
   const PointCounts points = count_points(dir, tune_args(db));
+  MESSAGE((2 * points.writes) << " failing writes walked (" << points.writes
+                              << " writes, each failed once, and the "
+                              << "disk full from each on)");
   for (const std::string kind : {"io:fail-write:", "io:full:"})
     for (int n = 1; n <= points.writes; ++n) {
       remove_database(db);
@@ -173,6 +177,8 @@ TEST_CASE("faults: an import or a merge killed at any point leaves all of it or 
     };
     fresh_copy();
     const PointCounts points = count_points(dir, command);
+    MESSAGE(command[0] << ": " << (2 * points.writes + points.commits) << " crash points walked ("
+                       << points.writes << " writes, whole and torn, " << points.commits << " commits)");
     for (const std::string kind : {"crash:write:", "crash:torn-write:", "crash:after-commit:"})
       for (int n = 1; n <= (kind == "crash:after-commit:" ? points.commits : points.writes); ++n) {
         INFO(command[0], " ", kind, n);
@@ -202,6 +208,7 @@ TEST_CASE(
   };
   fresh_copy();
   const PointCounts points = count_points(dir, migrate);
+  MESSAGE(points.writes << " crash points walked through the migration and the import after it");
   for (int n = 1; n <= points.writes; ++n) {
     INFO("crash:write:", n);
     fresh_copy();

@@ -92,9 +92,11 @@ TEST_CASE(
   const std::size_t first_shape_commit = commits - kShapes + 1;
   const std::vector<std::pair<std::string, int>> signals = {
       {"sigint", SIGINT}, {"sigterm", SIGTERM}, {"sighup", SIGHUP}};
-  for (const auto& [name, number] : signals)
+  for (const auto& signal : signals)
     for (const std::string point : {"before-commit", "after-commit"})
       for (std::size_t commit = 1; commit < commits; ++commit) {
+        const std::string& name = signal.first;  // plain names: clang 14's lambdas cannot capture bindings
+        const int number = signal.second;
         INFO(name, ":", point, ":", commit);
         fresh();
         const auto r = run_cli(
