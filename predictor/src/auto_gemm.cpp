@@ -11,6 +11,7 @@
 
 #include "sfc/config_service.hpp"
 #include "sfc/error.hpp"
+#include "sfc/shape_recorder.hpp"
 #include "sfc/tuning_source.hpp"
 
 namespace sfc {
@@ -26,36 +27,51 @@ struct PlanKey {
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };
 
+// A plan and the answer it was built with (the tier and distance every call
+// of it reports to the shape record).
+struct PlanWithAnswer {
+  std::unique_ptr<GemmPlan> plan;
+  Answer answer;
+  bool reused = false;  // taken from the idle pool, not built for this call
+};
+
+RecordTranspose recorded(Transpose t) {
+  return t == Transpose::none ? RecordTranspose::none : RecordTranspose::transpose;
+}
+
 }  // namespace
 
 struct AutoGemm::Impl {
   explicit Impl(ConfigService s) : service(std::move(s)) {}
 
   ConfigService service;
-  mutable std::mutex mutex;                                       // guards idle
-  std::list<std::pair<PlanKey, std::unique_ptr<GemmPlan>>> idle;  // most recently used first
+  mutable std::mutex mutex;                            // guards idle
+  std::list<std::pair<PlanKey, PlanWithAnswer>> idle;  // most recently used first
 
-  std::unique_ptr<GemmPlan> acquire(const PlanKey& key, const AutoGemm& owner) {
+  PlanWithAnswer acquire(const PlanKey& key) {
     {
       const std::lock_guard lock(mutex);
       for (auto it = idle.begin(); it != idle.end(); ++it)
         if (it->first == key) {
-          std::unique_ptr<GemmPlan> plan = std::move(it->second);
+          PlanWithAnswer found = std::move(it->second);
           idle.erase(it);
-          return plan;
+          found.reused = true;
+          return found;
         }
     }
     const GemmShape shape{key.m, key.n, key.k};
-    const Knobs knobs = owner.configuration(shape, key.dtype, key.threads, key.layout).knobs;
-    return std::make_unique<GemmPlan>(PlanRequest{.shape = shape,
-                                                  .dtype = key.dtype,
-                                                  .threads = key.threads,
-                                                  .k_layers = knobs.k_layers,
-                                                  .k_block_factor = knobs.k_block_factor,
-                                                  .layout = key.layout});
+    // Not counted here: gemm() records every call, this is only a plan's first.
+    const Answer answer = service.lookup(shape, key.dtype, key.threads, key.layout);
+    return {std::make_unique<GemmPlan>(PlanRequest{.shape = shape,
+                                                   .dtype = key.dtype,
+                                                   .threads = key.threads,
+                                                   .k_layers = answer.knobs.k_layers,
+                                                   .k_block_factor = answer.knobs.k_block_factor,
+                                                   .layout = key.layout}),
+            answer, false};
   }
 
-  void release(const PlanKey& key, std::unique_ptr<GemmPlan> plan) noexcept {
+  void release(const PlanKey& key, PlanWithAnswer plan) noexcept {
     const std::lock_guard lock(mutex);
     try {
       idle.emplace_front(key, std::move(plan));
@@ -73,7 +89,7 @@ AutoGemm::AutoGemm(const char* tuning_path, const char* platform)
 AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
-  return impl_->service.query(shape, dtype, threads > 0 ? threads : omp_get_max_threads(), layout);
+  return impl_->service.lookup(shape, dtype, threads > 0 ? threads : omp_get_max_threads(), layout);
 }
 
 void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
@@ -85,13 +101,17 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
                     double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                     double beta, void* c, std::int64_t ldc, int threads) {
   const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(), layout};
-  std::unique_ptr<GemmPlan> plan = impl_->acquire(key, *this);
+  PlanWithAnswer plan = impl_->acquire(key);
   try {
-    plan->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
+    plan.plan->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
   } catch (...) {
     impl_->release(key, std::move(plan));
     throw;
   }
+  // Counted once it ran: a call the engine refused is not a shape the program runs.
+  if (ShapeRecorder* recorder = ShapeRecorder::active())
+    recorder->count({key.m, key.n, key.k, dtype, key.threads, layout, recorded(trans_a), recorded(trans_b)},
+                    plan.answer.tier, plan.answer.distance);
   impl_->release(key, std::move(plan));
 }
 

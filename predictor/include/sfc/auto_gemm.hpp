@@ -13,6 +13,9 @@
 // buffers) are kept per (shape, dtype, threads, layout) and reused; callers on
 // several threads each get a plan of their own. At most 16 idle plans are
 // kept, the least recently used dropped first.
+//
+// Every call that runs is counted in the shape record when one is active
+// (SFC_RECORD, sfc/shape_recorder.hpp), with its transposes.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,0 +1,171 @@
+// Shape recording: the record file's format, counts from several processes
+// merged into one file, SFC_VERBOSE's lines, and the commands that read a
+// record (record show, tune --from-record).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sfc/shape_record.hpp"
+#include "sfc/tuning_store.hpp"
+#include "sfcconf.h"
+#include "test_db_support.hpp"
+
+using sfc::RecordedShape;
+using sfc::RecordKey;
+using sfc::RecordTranspose;
+using sfc::ShapeRecord;
+using sfc::test::CliProcess;
+using sfc::test::TempDir;
+
+namespace {
+
+RecordKey key(std::int64_t m, std::int64_t n, std::int64_t k, sfc::Layout layout = sfc::Layout::row_major,
+              RecordTranspose ta = RecordTranspose::unknown, RecordTranspose tb = RecordTranspose::unknown) {
+  return {m, n, k, sfc::DType::f32, 2, layout, ta, tb};
+}
+
+// The calls of each key of `path`, by key.
+std::map<RecordKey, std::uint64_t> calls_of(const std::string& path) {
+  std::map<RecordKey, std::uint64_t> calls;
+  const ShapeRecord record = ShapeRecord::load(path);
+  for (const RecordedShape& s : record.shapes()) calls[s.key] += s.calls;
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("shape record: the text round-trips; adding merges calls and keeps the newer answer") {
+  ShapeRecord record;
+  record.add({key(512, 2048, 2048), 3, sfc::Tier::nearest, 0.5});
+  record.add({key(64, 64, 64, sfc::Layout::col_major, RecordTranspose::none, RecordTranspose::transpose), 7,
+              sfc::Tier::fallback, std::numeric_limits<double>::infinity()});
+  record.add({key(512, 2048, 2048), 4, sfc::Tier::exact, 0});
+  REQUIRE(record.shapes().size() == 2);
+  CHECK(record.total_calls() == 14);
+
+  const std::string text = record.format();
+  CHECK(text.starts_with("sfc-shape-record 1\n"));
+  CHECK(text.find("512 2048 2048 f32 2 row ? ? 7 exact 0\n") != std::string::npos);
+  CHECK(text.find("64 64 64 f32 2 col N T 7 default inf\n") != std::string::npos);
+
+  const ShapeRecord again = ShapeRecord::parse(text, "again");
+  REQUIRE(again.shapes().size() == 2);
+  CHECK(again.format() == text);
+  // A key written twice by hand counts both lines.
+  const ShapeRecord doubled = ShapeRecord::parse(text + "512 2048 2048 f32 2 row ? ? 1 exact 0\n", "doubled");
+  CHECK(doubled.total_calls() == 15);
+}
+
+TEST_CASE("shape record: a malformed file is refused with its line and the reason") {
+  const std::string header = "sfc-shape-record 1\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "empty: not a shape record"},
+      {"m n k\n1 2 3\n", "bad:1: not a shape record"},
+      {"sfc-shape-record 2\n", "bad:1: shape record version 2 is newer"},
+      {header + "1 2 3 f32 2 row N N 5 exact\n", "bad:2: expected 11 fields"},
+      {header + "# a comment\n\n0 2 3 f32 2 row N N 5 exact 0\n", "bad:4: m '0' is not an integer in 1.."},
+      {header + "1 2 3 f33 2 row N N 5 exact 0\n", "bad:2: dtype:"},
+      {header + "1 2 3 f32 x row N N 5 exact 0\n", "bad:2: threads 'x'"},
+      {header + "1 2 3 f32 2 diagonal N N 5 exact 0\n", "bad:2: layout:"},
+      {header + "1 2 3 f32 2 row X N 5 exact 0\n", "bad:2: trans_a 'X' is not N, T or ?"},
+      {header + "1 2 3 f32 2 row N N -5 exact 0\n", "bad:2: calls '-5'"},
+      {header + "1 2 3 f32 2 row N N 5 best 0\n", "bad:2: tier 'best'"},
+      {header + "1 2 3 f32 2 row N N 5 exact -1\n", "bad:2: distance '-1'"},
+      {std::string("\x7f"
+                   "ELF\x02\x01\x01",
+                   7),
+       "bad:1: not a shape record"},
+  };
+  for (const auto& [text, message] : cases) {
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(ShapeRecord::parse(text, "bad"), doctest::Contains(message.c_str()),
+                         sfc::RecordFormatError);
+  }
+}
+
+TEST_CASE("shape record: two processes recording into one file add up exactly") {
+  TempDir dir("record-two");
+  const std::string record = dir.file("shapes.record");
+  const std::vector<std::string> args = {"conf", "3000", "512", "2048", "2048", "100", "200", "300"};
+  const std::vector<std::string> env = {"SFC_RECORD=" + record};
+  {
+    // Both run at once, each writing into the file every 500 queries.
+    CliProcess first(args, dir.file("first"), env, SFC_RECORD_DRIVER);
+    CliProcess second(args, dir.file("second"), env, SFC_RECORD_DRIVER);
+    CHECK(first.wait() == 0);
+    CHECK(second.wait() == 0);
+    CHECK(first.err() == "");
+    CHECK(second.err() == "");
+  }
+  const auto calls = calls_of(record);
+  CHECK(calls.size() == 2);
+  CHECK(calls.at(key(512, 2048, 2048)) == 6000);
+  CHECK(calls.at(key(100, 200, 300)) == 6000);
+  // Only the record and its lock file: no temporary file was left behind.
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 2 + 4);  // + 2 x (.out, .err)
+
+  // A third run adds to what is there.
+  CliProcess third({"conf", "10", "100", "200", "300"}, dir.file("third"), env, SFC_RECORD_DRIVER);
+  CHECK(third.wait() == 0);
+  CHECK(calls_of(record).at(key(100, 200, 300)) == 6010);
+}
+
+TEST_CASE(
+    "shape record: sfc::gemm calls are recorded with their transposes; a bad file is reported, not fatal") {
+  TempDir dir("record-gemm");
+  const std::string record = dir.file("gemm.record");
+  CliProcess run({"gemm", "3", "40", "50", "60", "70", "30", "20"}, dir.file("gemm"),
+                 {"SFC_RECORD=" + record, "OMP_NUM_THREADS=2"}, SFC_RECORD_DRIVER);
+  CHECK(run.wait() == 0);
+  const auto calls = calls_of(record);
+  CHECK(calls.size() == 2);
+  CHECK(calls.at(
+            key(40, 50, 60, sfc::Layout::row_major, RecordTranspose::none, RecordTranspose::transpose)) == 3);
+  CHECK(calls.at(
+            key(70, 30, 20, sfc::Layout::row_major, RecordTranspose::none, RecordTranspose::transpose)) == 3);
+
+  // Someone else's file under the record's name: said on stderr, left alone, the GEMMs still run.
+  const std::string not_a_record = dir.file("notes.txt");
+  sfc::test::write_file(not_a_record, "my notes\n");
+  CliProcess refused({"gemm", "1", "40", "50", "60"}, dir.file("refused"),
+                     {"SFC_RECORD=" + not_a_record, "OMP_NUM_THREADS=2"}, SFC_RECORD_DRIVER);
+  CHECK(refused.wait() == 0);
+  CHECK(refused.err().find("sfc-record: SFC_RECORD=" + not_a_record) != std::string::npos);
+  CHECK(refused.err().find("not a shape record") != std::string::npos);
+  CHECK(sfc::test::slurp(not_a_record) == "my notes\n");
+}
+
+TEST_CASE("sfcconf_record_open: bad paths and files are refused with a status; queries are counted") {
+  TempDir dir("record-c-api");
+  CHECK(sfcconf_record_open(nullptr) == SFCCONF_ERR_ARGUMENT);
+  CHECK(sfcconf_record_open(dir.file("no/such/dir/x.record").c_str()) == SFCCONF_ERR_UNREADABLE);
+  CHECK(std::string(sfcconf_last_error()).find("no/such/dir/x.record.lock") != std::string::npos);
+  const std::string notes = dir.file("notes.txt");
+  sfc::test::write_file(notes, "1 2 3\n");
+  CHECK(sfcconf_record_open(notes.c_str()) == SFCCONF_ERR_CORRUPT);
+  CHECK(std::string(sfcconf_last_error()).find(notes + ":1: not a shape record") != std::string::npos);
+  CHECK(sfcconf_record_flush() == SFCCONF_OK);  // nothing active: nothing to write
+
+  const std::string record = dir.file("api.record");
+  REQUIRE(sfcconf_record_open(record.c_str()) == SFCCONF_OK);
+  sfcconf_handle* conf = nullptr;
+  REQUIRE(sfcconf_open(nullptr, nullptr, &conf) == SFCCONF_OK);
+  sfcconf_answer a;
+  for (int i = 0; i < 5; ++i) CHECK(sfcconf_query(conf, 300, 200, 100, SFCCONF_F64, 2, &a) == SFCCONF_OK);
+  CHECK(sfcconf_query(conf, 0, 200, 100, SFCCONF_F64, 2, &a) ==
+        SFCCONF_ERR_ARGUMENT);  // refused: not counted
+  CHECK(sfcconf_record_flush() == SFCCONF_OK);
+  CHECK(sfcconf_query(conf, 300, 200, 100, SFCCONF_F64, 2, &a) == SFCCONF_OK);
+  CHECK(sfcconf_record_close() == SFCCONF_OK);
+  CHECK(sfcconf_query(conf, 300, 200, 100, SFCCONF_F64, 2, &a) == SFCCONF_OK);  // after close: not counted
+  sfcconf_close(conf);
+  const ShapeRecord written = ShapeRecord::load(record);
+  REQUIRE(written.shapes().size() == 1);
+  CHECK(written.shapes()[0].key == RecordKey{300, 200, 100, sfc::DType::f64, 2, sfc::Layout::blocked,
+                                             RecordTranspose::unknown, RecordTranspose::unknown});
+  CHECK(written.shapes()[0].calls == 6);
+  CHECK(written.shapes()[0].tier == sfc::Tier::fallback);
+}
