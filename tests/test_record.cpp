@@ -35,6 +35,13 @@ std::map<RecordKey, std::uint64_t> calls_of(const std::string& path) {
   return calls;
 }
 
+std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::size_t count = 0;
+  for (std::string line; std::getline(in, line);) count += line.starts_with(prefix);
+  return count;
+}
+
 }  // namespace
 
 TEST_CASE("shape record: the text round-trips; adding merges calls and keeps the newer answer") {
@@ -136,6 +143,24 @@ TEST_CASE(
   CHECK(refused.err().find("sfc-record: SFC_RECORD=" + not_a_record) != std::string::npos);
   CHECK(refused.err().find("not a shape record") != std::string::npos);
   CHECK(sfc::test::slurp(not_a_record) == "my notes\n");
+}
+
+TEST_CASE("SFC_VERBOSE: one line per sfc::gemm call, with the shape, the tier and the time") {
+  TempDir dir("verbose");
+  CliProcess run({"gemm", "4", "40", "50", "60", "70", "30", "20"}, dir.file("verbose"),
+                 {"SFC_VERBOSE=1", "OMP_NUM_THREADS=2"}, SFC_RECORD_DRIVER);
+  CHECK(run.wait() == 0);
+  const std::string err = run.err();
+  CHECK(count_lines_starting(err, "sfc_verbose,gemm,") == 8);
+  CHECK(count_lines_starting(
+            err, "sfc_verbose,gemm,dtype=f32,layout=row,trans=NT,shape=40x50x60,threads=2,tier=") == 4);
+  CHECK(err.find(",plan=new,") != std::string::npos);
+  CHECK(err.find(",plan=reused,") != std::string::npos);
+  CHECK(err.find(",time_us=") != std::string::npos);
+
+  CliProcess quiet({"gemm", "2", "40", "50", "60"}, dir.file("quiet"), {"SFC_VERBOSE=0"}, SFC_RECORD_DRIVER);
+  CHECK(quiet.wait() == 0);
+  CHECK(quiet.err() == "");
 }
 
 TEST_CASE("sfcconf_record_open: bad paths and files are refused with a status; queries are counted") {

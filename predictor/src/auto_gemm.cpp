@@ -3,10 +3,14 @@
 
 #include <omp.h>
 
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <list>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "sfc/config_service.hpp"
@@ -28,23 +32,52 @@ struct PlanKey {
 };
 
 // A plan and the answer it was built with (the tier and distance every call
-// of it reports to the shape record).
+// of it reports to the shape record and SFC_VERBOSE).
 struct PlanWithAnswer {
   std::unique_ptr<GemmPlan> plan;
   Answer answer;
   bool reused = false;  // taken from the idle pool, not built for this call
 };
 
+// SFC_VERBOSE: read once per process, so a call pays a load of this flag.
+bool verbose_from_environment() {
+  static const bool verbose = [] {
+    const char* text = std::getenv("SFC_VERBOSE");
+    return text && *text && std::string_view(text) != "0";
+  }();
+  return verbose;
+}
+
 RecordTranspose recorded(Transpose t) {
   return t == Transpose::none ? RecordTranspose::none : RecordTranspose::transpose;
+}
+
+// One line per call, like ONEDNN_VERBOSE: comma-separated, each field named,
+// in one fprintf so that lines of concurrent calls do not interleave.
+void print_verbose(const PlanKey& key, Transpose trans_a, Transpose trans_b, const PlanWithAnswer& p,
+                   double seconds) {
+  char distance[32];
+  if (std::isfinite(p.answer.distance))
+    std::snprintf(distance, sizeof distance, "%.3f", p.answer.distance);
+  else
+    std::snprintf(distance, sizeof distance, "inf");
+  std::fprintf(stderr,
+               "sfc_verbose,gemm,dtype=%s,layout=%s,trans=%s%s,shape=%lldx%lldx%lld,threads=%d,tier=%s,"
+               "distance=%s,k_layers=%d,k_block_factor=%d,plan=%s,time_us=%.1f\n",
+               std::string(to_string(key.dtype)).c_str(), std::string(to_string(key.layout)).c_str(),
+               trans_a == Transpose::none ? "N" : "T", trans_b == Transpose::none ? "N" : "T",
+               static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
+               key.threads, std::string(to_string(p.answer.tier)).c_str(), distance, p.plan->k_layers(),
+               p.plan->k_block_factor(), p.reused ? "reused" : "new", seconds * 1e6);
 }
 
 }  // namespace
 
 struct AutoGemm::Impl {
-  explicit Impl(ConfigService s) : service(std::move(s)) {}
+  explicit Impl(ConfigService s) : service(std::move(s)), verbose(verbose_from_environment()) {}
 
   ConfigService service;
+  const bool verbose;
   mutable std::mutex mutex;                            // guards idle
   std::list<std::pair<PlanKey, PlanWithAnswer>> idle;  // most recently used first
 
@@ -102,6 +135,8 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
                     double beta, void* c, std::int64_t ldc, int threads) {
   const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(), layout};
   PlanWithAnswer plan = impl_->acquire(key);
+  const auto start =
+      impl_->verbose ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     plan.plan->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
   } catch (...) {
@@ -112,6 +147,9 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   if (ShapeRecorder* recorder = ShapeRecorder::active())
     recorder->count({key.m, key.n, key.k, dtype, key.threads, layout, recorded(trans_a), recorded(trans_b)},
                     plan.answer.tier, plan.answer.distance);
+  if (impl_->verbose)
+    print_verbose(key, trans_a, trans_b, plan,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   impl_->release(key, std::move(plan));
 }
 
