@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "sfc/shape_record.hpp"
 #include "sfc/tuning_store.hpp"
@@ -193,4 +195,58 @@ TEST_CASE("sfcconf_record_open: bad paths and files are refused with a status; q
                                              RecordTranspose::unknown, RecordTranspose::unknown});
   CHECK(written.shapes()[0].calls == 6);
   CHECK(written.shapes()[0].tier == sfc::Tier::fallback);
+}
+
+namespace {
+
+// Three shapes whose estimated times order them against their call counts:
+// 512^3 x 10 calls outweighs 64^3 x 1000 (the model's time grows with M N K).
+const std::string kRecordText =
+    "sfc-shape-record 1\n"
+    "# written by hand for the test\n"
+    "64 64 64 f32 2 row N N 1000 default inf\n"
+    "512 512 512 f32 2 row N T 10 nearest 0.5\n"
+    "128 64 64 f32 2 row N N 3 exact 0\n"
+    "128 64 64 f32 2 row N T 2 exact 0\n"
+    "96 64 64 f32 2 blocked ? ? 0 default inf\n";
+
+}  // namespace
+
+TEST_CASE("record show: shapes ranked by calls x the model's time, with their tier; bad files exit 2") {
+  TempDir dir("record-show");
+  const std::string record = dir.file("app.record");
+  sfc::test::write_file(record, kRecordText);
+  const auto shown = sfc::test::run_cli({"record", "show", record, "--json"}, dir.file("show"));
+  REQUIRE(shown.code == 0);
+  const nlohmann::json document = nlohmann::json::parse(shown.last_line);
+  CHECK(document["calls"] == 1015);
+  CHECK(document["shapes"] == 5);
+  CHECK(document["calibrated"] == false);
+  const auto& ranking = document["ranking"];
+  REQUIRE(ranking.size() == 5);
+  CHECK(ranking[0]["m"] == 512);
+  CHECK(ranking[0]["tier"] == "nearest");
+  CHECK(ranking[0]["trans_b"] == "T");
+  CHECK(ranking[1]["m"] == 64);
+  CHECK(ranking[1]["distance"].is_null());
+  double share = 0;
+  for (std::size_t i = 0; i < ranking.size(); ++i) {
+    share += ranking[i]["share"].get<double>();
+    if (i > 0) CHECK(ranking[i - 1]["share"].get<double>() >= ranking[i]["share"].get<double>());
+  }
+  CHECK(share == doctest::Approx(1.0));
+  CHECK(ranking[4]["calls"] == 0);
+  CHECK(shown.err.find("512x512x512") != std::string::npos);  // the readable table
+
+  const auto top = sfc::test::run_cli({"record", "show", record, "--top", "2", "--json"}, dir.file("top"));
+  CHECK(nlohmann::json::parse(top.last_line)["ranking"].size() == 2);
+
+  const std::string bad = dir.file("bad.record");
+  sfc::test::write_file(bad, "sfc-shape-record 1\n64 64 64 f32 2 row N N lots default inf\n");
+  const auto refused = sfc::test::run_cli({"record", "show", bad}, dir.file("bad"));
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find(bad + ":2: calls 'lots' is not an integer") != std::string::npos);
+  const auto missing = sfc::test::run_cli({"record", "show", dir.file("none.record")}, dir.file("missing"));
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("cannot read") != std::string::npos);
 }
