@@ -250,3 +250,56 @@ TEST_CASE("record show: shapes ranked by calls x the model's time, with their ti
   CHECK(missing.code == 2);
   CHECK(missing.err.find("cannot read") != std::string::npos);
 }
+
+TEST_CASE("tune --from-record: only the recorded shapes, largest share first; a rerun tunes nothing") {
+  TempDir dir("record-tune");
+  const std::string record = dir.file("app.record"), db = dir.file("t.db");
+  sfc::test::write_file(record, kRecordText);
+  const std::vector<std::string> tune = {"tune", "--from-record",     record, "--db",   db,  "--k-layers",
+                                         "1",    "--k-block-factors", "1:2",  "--reps", "1", "--warmup",
+                                         "0"};
+  const auto first = sfc::test::run_cli(tune, dir.file("first"));
+  REQUIRE(first.code == 0);
+  // The progress lines name each shape as it is tuned: in the order of the shares.
+  const std::size_t big = first.err.find("] 512x512x512:"), small = first.err.find("] 64x64x64:"),
+                    mid = first.err.find("] 128x64x64:");
+  REQUIRE(big != std::string::npos);
+  REQUIRE(small != std::string::npos);
+  REQUIRE(mid != std::string::npos);
+  CHECK(big < small);
+  CHECK(small < mid);
+  CHECK(first.err.find("96x64x64") == std::string::npos);  // recorded, never called: nothing to gain
+
+  // The store holds exactly the recorded shapes (transposes merged), row-major, two configurations each.
+  const sfc::TuningStore store(db, sfc::TuningStore::Mode::read_only);
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> tuned;
+  for (const sfc::Platform& p : store.platforms())
+    for (const sfc::Measurement& m : store.measurements({p.hash()})) {
+      CHECK(m.layout == sfc::Layout::row_major);
+      tuned.insert({m.shape.m, m.shape.n, m.shape.k});
+    }
+  CHECK(tuned == std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+                     {512, 512, 512}, {64, 64, 64}, {128, 64, 64}});
+
+  std::vector<std::string> again = tune;
+  again.insert(again.end(), {"--json", "--quiet"});
+  const auto rerun = sfc::test::run_cli(again, dir.file("rerun"));
+  REQUIRE(rerun.code == 0);
+  const nlohmann::json summary = nlohmann::json::parse(rerun.last_line);
+  CHECK(summary["tuned"] == 0);
+  CHECK(summary["already_done"] == 3);
+  CHECK(summary["measurements"] == 0);
+  CHECK(summary["targets"][0]["shape"] == "512x512x512");
+
+  // --top and --min-share cut the list; --dtype filters it.
+  std::vector<std::string> cut = again;
+  cut.insert(cut.end(), {"--top", "1"});
+  CHECK(nlohmann::json::parse(sfc::test::run_cli(cut, dir.file("top")).last_line)["shapes"] == 1);
+  std::vector<std::string> f64 = again;
+  f64.insert(f64.end(), {"--dtype", "f64"});
+  CHECK(nlohmann::json::parse(sfc::test::run_cli(f64, dir.file("f64")).last_line)["shapes"] == 0);
+  const auto both =
+      sfc::test::run_cli({"tune", "--from-record", record, "--grid", "64", "--db", db}, dir.file("both"));
+  CHECK(both.code == 2);
+  CHECK(both.err.find("give exactly one of") != std::string::npos);
+}
