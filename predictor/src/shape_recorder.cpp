@@ -347,8 +347,11 @@ void ShapeRecorder::start(const std::string& path) {
     const FileLock lock(path + ".lock");
     read_record_or_empty(path);
   }
-  // Never deleted: threads may still hold it after it is stopped (see the header).
+  // Never deleted: threads may still hold it after it is stopped (see the
+  // header). Kept in a list a global reaches, so a leak checker knows it is kept on purpose.
+  static auto* every_recorder = new std::vector<ShapeRecorder*>;
   auto* recorder = new ShapeRecorder(path);
+  every_recorder->push_back(recorder);
   recorder->impl_->start_writer();
 
   // fork(): the active recorder's locks are held across it, so that the child
