@@ -6,10 +6,12 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
 
+#include "sfc/online_tuner.hpp"
 #include "sfc/shape_record.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfcconf.h"
@@ -302,4 +304,94 @@ TEST_CASE("tune --from-record: only the recorded shapes, largest share first; a 
       sfc::test::run_cli({"tune", "--from-record", record, "--grid", "64", "--db", db}, dir.file("both"));
   CHECK(both.code == 2);
   CHECK(both.err.find("give exactly one of") != std::string::npos);
+}
+
+namespace {
+
+// The measurements a database holds for one shape (row-major f32), and its winner.
+struct Stored {
+  std::vector<sfc::Measurement> measurements;
+  std::optional<sfc::Winner> winner;
+};
+Stored stored(const std::string& db, sfc::GemmShape shape, int threads) {
+  const sfc::TuningStore store(db, sfc::TuningStore::Mode::read_only);
+  Stored s;
+  for (const sfc::Platform& p : store.platforms()) {
+    const sfc::ResultFilter filter(p.hash(), sfc::DType::f32, threads, sfc::Layout::row_major, shape);
+    for (const sfc::Measurement& m : store.measurements(filter)) s.measurements.push_back(m);
+    if (!s.winner) s.winner = store.winner(filter);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "online tuning: every call is right while the candidates run; the winner is stored and used next time") {
+  TempDir dir("online");
+  const std::string db = dir.file("online.db");
+  // Deep K: the model's choice (K_layers 2) differs from the default's, so there is more than one candidate.
+  const std::vector<std::string> env = {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000",
+                                        "OMP_NUM_THREADS=2", "SFC_VERBOSE=1"};
+  CliProcess tuning({"gemm", "16", "64", "64", "4096"}, dir.file("tuning"), env, SFC_RECORD_DRIVER);
+  CHECK(tuning.wait() == 0);  // the driver checks every C against an fp64 reference
+  const std::string err = tuning.err();
+  std::size_t measured = 0, won = 0;
+  {
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) {
+      measured += line.find("plan=online-candidate") != std::string::npos;
+      won += line.find("plan=online-winner") != std::string::npos;
+    }
+  }
+  const Stored s = stored(db, {64, 64, 4096}, 2);
+  REQUIRE(s.winner);
+  CHECK(s.measurements.size() >= 2);
+  // Every candidate ran kRounds times (the budget is far), then the winner took over.
+  CHECK(measured == s.measurements.size() * sfc::OnlineTuner::kRounds);
+  for (const sfc::Measurement& m : s.measurements) CHECK(m.reps == sfc::OnlineTuner::kRounds);
+  CHECK(won == 1);
+  CHECK(measured + 1 <= 16);
+
+  // A new process answers the shape from the database: exact, the stored winner, nothing measured.
+  CliProcess next({"gemm", "2", "64", "64", "4096"}, dir.file("next"), env, SFC_RECORD_DRIVER);
+  CHECK(next.wait() == 0);
+  const std::string expected = "tier=exact,distance=0.000,k_layers=" + std::to_string(s.winner->k_layers) +
+                               ",k_block_factor=" + std::to_string(s.winner->k_block_factor) + ",";
+  CHECK(count_lines_starting(next.err(), "sfc_verbose,gemm,") == 2);
+  CHECK(next.err().find(expected) != std::string::npos);
+  CHECK(next.err().find("online") == std::string::npos);
+  CHECK(stored(db, {64, 64, 4096}, 2).measurements.size() == s.measurements.size());
+}
+
+TEST_CASE("online tuning: two threads calling one untuned shape tune it once") {
+  TempDir dir("online-threads");
+  const std::string db = dir.file("online.db");
+  CliProcess run({"gemm2", "20", "64", "64", "4096"}, dir.file("threads"),
+                 {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000"}, SFC_RECORD_DRIVER);
+  CHECK(run.wait() == 0);
+  CHECK(run.err() == "");
+  const Stored s = stored(db, {64, 64, 4096}, 1);
+  REQUIRE(s.winner);
+  // One row per candidate, each measured exactly kRounds times: nobody measured it again.
+  std::set<std::pair<int, int>> configurations;
+  for (const sfc::Measurement& m : s.measurements) {
+    CHECK(m.reps == sfc::OnlineTuner::kRounds);
+    configurations.insert({m.k_layers, m.k_block_factor});
+  }
+  CHECK(configurations.size() == s.measurements.size());
+}
+
+TEST_CASE("online tuning: bad settings are said once on stderr and the GEMMs run untuned") {
+  TempDir dir("online-bad");
+  CliProcess bad({"gemm", "2", "40", "50", "60"}, dir.file("bad"), {"SFC_TUNE=offline", "OMP_NUM_THREADS=2"},
+                 SFC_RECORD_DRIVER);
+  CHECK(bad.wait() == 0);
+  CHECK(bad.err() == "sfc-tune: SFC_TUNE='offline' is not 'online'; not tuning\n");
+  CliProcess budget({"gemm", "2", "40", "50", "60"}, dir.file("budget"),
+                    {"SFC_TUNE=online", "SFC_TUNE_BUDGET_MS=soon", "SFC_TUNE_DB=" + dir.file("x.db")},
+                    SFC_RECORD_DRIVER);
+  CHECK(budget.wait() == 0);
+  CHECK(budget.err().find("SFC_TUNE_BUDGET_MS='soon' is not a number > 0") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
 }

@@ -5,6 +5,8 @@
 //                                                      writing the record every 500 queries
 //   sfc_record_driver gemm CALLS M N K [M N K ...]   sfc::gemm calls (row-major, f32, B transposed),
 //                                                      CALLS per shape, each result checked
+//   sfc_record_driver gemm2 CALLS M N K [...]        the same from two threads at once, each GEMM
+//                                                      on one thread (so both call every shape together)
 //
 // Recording is what SFC_RECORD (and SFC_VERBOSE, SFC_TUNE...) in the environment ask for.
 // Exit 0 when every call succeeded (and every gemm result is within the
@@ -57,7 +59,7 @@ int run_queries(long long calls, const std::vector<Shape>& shapes) {
 }
 
 // C = A * B^T on row-major matrices, checked against a double-precision loop.
-int run_gemms(long long calls, const std::vector<Shape>& shapes) {
+int run_gemms(long long calls, const std::vector<Shape>& shapes, int threads = 0) {
   std::mt19937 random(7);
   std::uniform_real_distribution<float> value(-1, 1);
   for (const Shape& s : shapes) {
@@ -76,7 +78,7 @@ int run_gemms(long long calls, const std::vector<Shape>& shapes) {
       std::fill(c.begin(), c.end(), 0.f);
       sfc::process_gemm().gemm(sfc::Layout::row_major, sfc::Transpose::none, sfc::Transpose::transpose,
                                {s.m, s.n, s.k}, sfc::DType::f32, 1.0, a.data(), s.k, b.data(), s.k, 0.0,
-                               c.data(), s.n);
+                               c.data(), s.n, threads);
       // The fp32 bound of the other tests: K * 2^-24 relative to |A||B| (here <= K).
       double worst = 0;
       for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - reference[i]));
@@ -104,6 +106,20 @@ int main(int argc, char** argv) {
   try {
     if (mode == "conf") return run_queries(calls, shapes);
     if (mode == "gemm") return run_gemms(calls, shapes);
+    if (mode == "gemm2") {
+      std::atomic<int> failures{0};
+      std::thread other([&] {
+        try {
+          failures += run_gemms(calls, shapes, 1);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "error: %s\n", e.what());
+          ++failures;
+        }
+      });
+      failures += run_gemms(calls, shapes, 1);
+      other.join();
+      return failures == 0 ? 0 : 1;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

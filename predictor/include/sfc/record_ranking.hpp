@@ -10,15 +10,12 @@
 #pragma once
 #include <vector>
 
+#include "sfc/analytical_model.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/shape_record.hpp"
 #include "sfc/tuning_table.hpp"
 
 namespace sfc {
-
-// A plausible core of today (AVX-512 fp32, DDR5 bandwidth): it sets the ratio
-// of compute to memory time that orders small shapes against large ones.
-inline constexpr Calibration kNominalCalibration{.gamma_gflops_per_core = 100, .beta_gbytes_per_s = 50};
 
 struct RankedShape {
   RecordedShape recorded;
