@@ -1,3 +1,5 @@
+// (No ';' in a test name here: ctest's discovery splits a name at ';' and then
+// runs no test at all under the shortened name.)
 // Shape recording: the record file's format, counts from several processes
 // merged into one file, SFC_VERBOSE's lines, and the commands that read a
 // record (record show, tune --from-record).
@@ -48,7 +50,7 @@ std::size_t count_lines_starting(const std::string& text, const std::string& pre
 
 }  // namespace
 
-TEST_CASE("shape record: the text round-trips; adding merges calls and keeps the newer answer") {
+TEST_CASE("shape record: the text round-trips and adding merges calls, keeping the newer answer") {
   ShapeRecord record;
   record.add({key(512, 2048, 2048), 3, sfc::Tier::nearest, 0.5});
   record.add({key(64, 64, 64, sfc::Layout::col_major, RecordTranspose::none, RecordTranspose::transpose), 7,
@@ -125,7 +127,8 @@ TEST_CASE("shape record: two processes recording into one file add up exactly") 
 }
 
 TEST_CASE(
-    "shape record: sfc::gemm calls are recorded with their transposes; a bad file is reported, not fatal") {
+    "shape record: sfc::gemm calls are recorded with their transposes, and a bad file is reported, not "
+    "fatal") {
   TempDir dir("record-gemm");
   const std::string record = dir.file("gemm.record");
   CliProcess run({"gemm", "3", "40", "50", "60", "70", "30", "20"}, dir.file("gemm"),
@@ -167,7 +170,7 @@ TEST_CASE("SFC_VERBOSE: one line per sfc::gemm call, with the shape, the tier an
   CHECK(quiet.err() == "");
 }
 
-TEST_CASE("sfcconf_record_open: bad paths and files are refused with a status; queries are counted") {
+TEST_CASE("sfcconf_record_open: bad paths and files are refused with a status and queries are counted") {
   TempDir dir("record-c-api");
   CHECK(sfcconf_record_open(nullptr) == SFCCONF_ERR_ARGUMENT);
   CHECK(sfcconf_record_open(dir.file("no/such/dir/x.record").c_str()) == SFCCONF_ERR_UNREADABLE);
@@ -214,7 +217,7 @@ const std::string kRecordText =
 
 }  // namespace
 
-TEST_CASE("record show: shapes ranked by calls x the model's time, with their tier; bad files exit 2") {
+TEST_CASE("record show: shapes ranked by calls x the model's time with their tier, and bad files exit 2") {
   TempDir dir("record-show");
   const std::string record = dir.file("app.record");
   sfc::test::write_file(record, kRecordText);
@@ -253,7 +256,7 @@ TEST_CASE("record show: shapes ranked by calls x the model's time, with their ti
   CHECK(missing.err.find("cannot read") != std::string::npos);
 }
 
-TEST_CASE("tune --from-record: only the recorded shapes, largest share first; a rerun tunes nothing") {
+TEST_CASE("tune --from-record: only the recorded shapes, largest share first, and a rerun tunes nothing") {
   TempDir dir("record-tune");
   const std::string record = dir.file("app.record"), db = dir.file("t.db");
   sfc::test::write_file(record, kRecordText);
@@ -327,7 +330,8 @@ Stored stored(const std::string& db, sfc::GemmShape shape, int threads) {
 }  // namespace
 
 TEST_CASE(
-    "online tuning: every call is right while the candidates run; the winner is stored and used next time") {
+    "online tuning: every call is right while the candidates run, and the winner is stored and used next "
+    "time") {
   TempDir dir("online");
   const std::string db = dir.file("online.db");
   // Deep K: the model's choice (K_layers 2) differs from the default's, so there is more than one candidate.
@@ -394,4 +398,29 @@ TEST_CASE("online tuning: bad settings are said once on stderr and the GEMMs run
   CHECK(budget.wait() == 0);
   CHECK(budget.err().find("SFC_TUNE_BUDGET_MS='soon' is not a number > 0") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
+}
+
+TEST_CASE("shape record: a forked child writes its own calls, not its parent's again") {
+  TempDir dir("record-fork");
+  const std::string record = dir.file("fork.record");
+  REQUIRE(sfcconf_record_open(record.c_str()) == SFCCONF_OK);  // the writer thread runs from here on
+  sfcconf_handle* conf = nullptr;
+  REQUIRE(sfcconf_open(nullptr, nullptr, &conf) == SFCCONF_OK);
+  sfcconf_answer a;
+  auto query = [&] { return sfcconf_query(conf, 100, 200, 300, SFCCONF_F32, 2, &a); };
+  for (int i = 0; i < 4; ++i) CHECK(query() == SFCCONF_OK);  // counted in the parent before the fork
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    for (int i = 0; i < 3; ++i) query();
+    std::exit(0);  // exit() writes the child's 3 calls
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(query() == SFCCONF_OK);
+  CHECK(query() == SFCCONF_OK);
+  CHECK(sfcconf_record_close() == SFCCONF_OK);
+  sfcconf_close(conf);
+  CHECK(ShapeRecord::load(record).total_calls() == 4 + 3 + 2);
 }
