@@ -159,8 +159,9 @@ struct ShapeRecorder::Impl {
 
   std::mutex wake_mutex;
   std::condition_variable wake;
-  bool stopping = false;          // wake_mutex
-  std::thread* writer = nullptr;  // null in a forked child (the thread stayed in the parent)
+  bool stopping = false;  // wake_mutex
+  std::thread* writer = nullptr;
+  bool writer_in_parent = false;  // in a forked child: the thread stayed in the parent, not to be joined
 
   // The calling thread's table: one it ran before, one a finished thread
   // left, or a new one. Null when there is no memory for one.
@@ -280,7 +281,7 @@ struct ShapeRecorder::Impl {
       stopping = true;
     }
     wake.notify_all();
-    if (writer && writer->joinable()) writer->join();
+    if (writer && !writer_in_parent && writer->joinable()) writer->join();
   }
 
   // After fork(), in the child: the parent writes what was counted before,
@@ -290,7 +291,8 @@ struct ShapeRecorder::Impl {
     for (const auto& table : tables)
       for (Slot& slot : table->slots) slot.written = slot.calls.load(std::memory_order_relaxed);
     for (auto& [key, c] : overflow) c.written = c.calls;
-    writer = nullptr;  // the thread is the parent's; its object is left alone
+    // The thread is the parent's; its object is kept (reachable, never joined).
+    writer_in_parent = true;
   }
 };
 
