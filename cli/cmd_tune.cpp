@@ -27,14 +27,16 @@
 namespace sfc::cli {
 namespace {
 
-constexpr int kInterruptedExit = 130;  // the shell's code for "ended by SIGINT"
-
 // ---- interruption -------------------------------------------------------
 
 std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+std::atomic<int> g_signal{0};  // the first that asked: the exit code is 128 + it, as the shell's
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the signal handler needs lock-free flags");
 
-extern "C" void request_stop(int) {
+extern "C" void request_stop(int signal) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, signal);
   g_stop.store(true);
   static const char message[] =
       "\nsfc-tune: interrupted: finishing the current measurement, then committing "
@@ -42,30 +44,30 @@ extern "C" void request_stop(int) {
   [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
 }
 
-// SIGINT (Ctrl-C) and SIGTERM (Slurm's time limit) ask the tuner to stop
-// between measurements. SA_RESETHAND puts the default back, so a second
-// signal ends the process at once, which the store survives too.
+// SIGINT (Ctrl-C), SIGTERM (Slurm's time limit, kill) and SIGHUP (the
+// terminal or ssh session went away) ask the tuner to stop between
+// measurements. SA_RESETHAND puts the default back, so a second signal ends
+// the process at once, which the store survives too.
 class StopOnSignals {
  public:
   StopOnSignals() {
     g_stop.store(false);
+    g_signal.store(0);
     struct sigaction action {};
     action.sa_handler = request_stop;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &old_[i]);
   }
   ~StopOnSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &old_[i], nullptr);
   }
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {
-  }, old_term_{};
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[std::size(kSignals)]{};
 };
 
 // ---- tune ---------------------------------------------------------------
@@ -206,20 +208,26 @@ void run_tune(const TuneArgs& a) {
   const Platform platform = detect_platform(a.threads);
   options.tune.threads = platform.threads;
 
-  TuningStore store(a.db, TuningStore::Mode::create);
   SessionSummary summary;
   {
+    // From before the database is opened (created, migrated): a signal then
+    // stops the run before its first shape, like any other.
     StopOnSignals stop_on_signals;
+    TuningStore store(a.db, TuningStore::Mode::create);
     summary = tune_grid(store, platform, grid, options, &g_stop);
   }
 
-  std::fprintf(out,
-               "%s: %zu of %zu shapes tuned now, %zu were already done; %lld measurements added in %.1f s "
-               "(platform %s, %s, %d threads, %s layout%s)\n",
-               a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
-               static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
-               a.dtype.c_str(), platform.threads, a.layout.c_str(),
-               a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
+  std::fprintf(
+      out,
+      "%s: %zu of %zu shapes tuned now, %zu were already done%s; %lld measurements added in %.1f s "
+      "(platform %s, %s, %d threads, %s layout%s)\n",
+      a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
+      summary.tuned_elsewhere
+          ? (", " + std::to_string(summary.tuned_elsewhere) + " tuned meanwhile by another tuner").c_str()
+          : "",
+      static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
+      a.dtype.c_str(), platform.threads, a.layout.c_str(),
+      a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
   if (summary.interrupted)
     spdlog::warn(
         "interrupted: every finished shape and the measurements of the current one are committed; "
@@ -235,10 +243,12 @@ void run_tune(const TuneArgs& a) {
                 {"shapes", summary.shapes},
                 {"already_done", summary.already_done},
                 {"tuned", summary.tuned},
+                {"tuned_elsewhere", summary.tuned_elsewhere},
                 {"measurements", summary.measurements},
                 {"interrupted", summary.interrupted},
                 {"seconds", summary.seconds}});
-  if (summary.interrupted) throw CLI::RuntimeError(kInterruptedExit);
+  // 128 + the signal, as a shell reports a process it ended (130 for Ctrl-C).
+  if (summary.interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ TEST_CASE("help documents every option") {
   CHECK(run_cli("--help").exit_code == 0);
 }
 
-TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readable line; times carry units") {
+TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readable line, times carry units") {
   auto r = sfc::test::run_cli("gemm 0 5 5");
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("M: must be >= 1, got 0") != std::string::npos);

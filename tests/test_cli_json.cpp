@@ -40,7 +40,7 @@ TEST_CASE("cli: with --json every command's stdout parses as one JSON document")
   }
 }
 
-TEST_CASE("cli: export -o - writes the export to stdout and nothing else there; with --json it is refused") {
+TEST_CASE("cli: export -o - writes the export to stdout and nothing else there, with --json it is refused") {
   TempDir dir("cli-dash");
   const std::string db = dir.file("t.db");
   REQUIRE(sfc::test::run_cli({"tune", "--grid", "m=64 n=64 k=64", "--k-layers", "1", "--k-block-factors", "1",

@@ -127,7 +127,7 @@ TEST_CASE("platform: a legacy record (L3 and NUMA unknown) is compatible at best
 }
 
 TEST_CASE(
-    "platform: HWLOC_XMLFILE makes sfc-tune see another machine; a table built on one Zen 5 loads on its "
+    "platform: HWLOC_XMLFILE makes sfc-tune see another machine, a table built on one Zen 5 loads on its "
     "twin") {
   const sfc::test::TempDir dir;
   const std::string topologies = std::string(SFC_SOURCE_DIR) + "/tests/data/topologies/";

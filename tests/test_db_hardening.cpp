@@ -2,8 +2,8 @@
 // with an internal error or lose data: each now gets one clear line and
 // exit code 2 (or an sfc::Error), and nothing is written or created.
 #include <doctest/doctest.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <future>
 #include <string>
@@ -12,6 +12,7 @@
 #include "sfc/error.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
+#include "test_db_sqlite.hpp"
 #include "test_db_support.hpp"
 
 using sfc::test::TempDir;
@@ -40,17 +41,6 @@ std::string tuned_database(const TempDir& dir) {
                 "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db});
   REQUIRE_MESSAGE(r.code == 0, r.err);
   return db;
-}
-
-void sql(const std::string& path, const std::string& statements) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* error = nullptr;
-  const int code = sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(code == SQLITE_OK, message);
 }
 
 }  // namespace
@@ -109,17 +99,10 @@ TEST_CASE("hardening: crafted JSON exports get a clear refusal, and a failed imp
 TEST_CASE("hardening: a failed import leaves an older database unmigrated") {
   TempDir dir("hard-migrate");
   const std::string db = tuned_database(dir);
-  sql(db, "PRAGMA user_version = 3");  // pretend it is of the previous schema
+  sfc::test::raw_sql(db, "PRAGMA user_version = 3");  // pretend it is of the previous schema
   sfc::test::write_file(dir.file("bad.csv"), "not,an,export\n1,2,3\n");
   check_refused(cli(dir, {"import", dir.file("bad.csv"), "--db", db}), "not an sfc-tune measurement export");
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
-  sqlite3_stmt* statement = nullptr;
-  REQUIRE(sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(statement, 0) == 3);
-  sqlite3_finalize(statement);
-  sqlite3_close(handle);
+  CHECK(sfc::test::raw_value(db, "PRAGMA user_version") == "3");
 }
 
 TEST_CASE("hardening: two imports creating one database at once both succeed") {
@@ -147,7 +130,8 @@ TEST_CASE("hardening: two imports creating one database at once both succeed") {
 TEST_CASE("hardening: a database edited past its CHECKs and an absurd table count are errors, not crashes") {
   TempDir dir("hard-edit");
   const std::string db = tuned_database(dir);
-  sql(db, "PRAGMA ignore_check_constraints = 1; UPDATE measurements SET k_layers = 99 WHERE id = 1;");
+  sfc::test::raw_sql(
+      db, "PRAGMA ignore_check_constraints = 1; UPDATE measurements SET k_layers = 99 WHERE id = 1;");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"query", "64", "64", "64", "--db", db, "--threads", "2"},
         {"export", "--db", db, "--format", "table", "-o", dir.file("x.table")}})
@@ -162,4 +146,95 @@ TEST_CASE("hardening: a database edited past its CHECKs and an absurd table coun
   sfc::test::write_file(dir.file("t.table"), text);
   CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("truncated"),
                        sfc::Error);
+}
+
+TEST_CASE("hardening: what a later command would refuse is refused where it enters, naming the value") {
+  TempDir dir("hard-bounds");
+  const std::string db = tuned_database(dir);
+  REQUIRE(cli(dir, {"export", "--db", db, "--format", "json", "--all", "-o", dir.file("all.json")}).code ==
+          0);
+  REQUIRE(cli(dir, {"export", "--db", db, "--format", "csv", "--all", "-o", dir.file("all.csv")}).code == 0);
+  const nlohmann::ordered_json exported =
+      nlohmann::ordered_json::parse(sfc::test::slurp(dir.file("all.json")));
+  const std::string csv = sfc::test::slurp(dir.file("all.csv"));
+
+  // Each JSON edit: a size the predictors refuse (every later query would
+  // fail), times a table cannot hold (inf or 0 as a float), a calibration the
+  // model would divide by, text JSON cannot encode.
+  using Edit = void (*)(nlohmann::ordered_json&);
+  const std::vector<std::pair<Edit, std::string>> json_edits = {
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["m"] = std::int64_t{1} << 40; },
+       "outside 1..2147483647"},
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["min_s"] = 1e308; }, "1e+308 s is outside"},
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["mean_s"] = 1e-320; }, "s is outside"},
+      {[](auto& d) {
+         d["platforms"][0]["calibration"] = {
+             {"gamma_gflops_per_core", 1e308}, {"beta_gbytes_per_s", 10.0}, {"measured_at", "now"}};
+       },
+       "calibration values must be"},
+      {[](auto& d) { d["platforms"][0]["measurements"][0]["measured_at"] = "a\nb"; }, "control character"},
+  };
+  for (const auto& [edit, reason] : json_edits) {
+    nlohmann::ordered_json document = exported;
+    edit(document);
+    sfc::test::write_file(dir.file("bad.json"), document.dump());
+    check_refused(cli(dir, {"import", dir.file("bad.json"), "--db", dir.file("new.db")}), reason);
+    CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  }
+
+  // CSV: a column named twice (which one is meant?), a later row whose
+  // platform cells disagree with the first (they used to be ignored), bytes
+  // that are not UTF-8 (a JSON export of them failed later).
+  const std::string header = csv.substr(0, csv.find('\n'));
+  const std::string first_row =
+      csv.substr(header.size() + 1, csv.find('\n', header.size() + 1) - header.size());
+  const std::string rest = csv.substr(header.size() + 1 + first_row.size());
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  const std::vector<std::pair<std::string, std::string>> csv_files = {
+      {header + ",m\n" + replaced(first_row, "\n", ",64\n"), "column 'm' appears twice"},
+      {header + "\n" + first_row + replaced(rest, "gcc", "clang"), "differs from that platform's first row"},
+      {header + "\n" + replaced(first_row, "gcc", "gcc\xff"), "not valid UTF-8"},
+  };
+  for (const auto& [text, reason] : csv_files) {
+    sfc::test::write_file(dir.file("bad.csv"), text);
+    check_refused(cli(dir, {"import", dir.file("bad.csv"), "--db", dir.file("new.db")}), reason);
+    CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  }
+
+  // A table: the same bounds as the database's.
+  sfc::TuningTable table;
+  table.platform = sfc::test::sample_platform();
+  table.save(dir.file("t.table"));
+  const std::string text = sfc::test::slurp(dir.file("t.table"));
+  const std::string calibration =
+      text.substr(text.find("calibration "), text.find("\nshapes") - text.find("calibration "));
+  for (const char* bad : {"calibration inf inf", "calibration 1e300 1", "calibration -1 0"}) {
+    sfc::test::write_file(dir.file("t.table"), replaced(text, calibration, bad));
+    CHECK_THROWS_WITH_AS(sfc::TuningTable::load(dir.file("t.table")), doctest::Contains("calibration values"),
+                         sfc::Error);
+  }
+}
+
+TEST_CASE("hardening: an empty platform text field survives every export and import") {
+  TempDir dir("hard-empty");
+  const std::string db = tuned_database(dir);
+  REQUIRE(cli(dir, {"export", "--db", db, "--format", "json", "--all", "-o", dir.file("all.json")}).code ==
+          0);
+  nlohmann::ordered_json document = nlohmann::ordered_json::parse(sfc::test::slurp(dir.file("all.json")));
+  document["platforms"][0]["compiler"] = "";  // recorded only, not in the hash
+  sfc::test::write_file(dir.file("empty.json"), document.dump());
+  REQUIRE(cli(dir, {"import", dir.file("empty.json"), "--db", dir.file("a.db")}).code == 0);
+  for (const std::string format : {"csv", "json"}) {
+    const std::string out = dir.file("again." + format);
+    REQUIRE(cli(dir, {"export", "--db", dir.file("a.db"), "--format", format, "--all", "-o", out}).code == 0);
+    const Run r = cli(dir, {"import", out, "--db", dir.file(format + ".db")});
+    CHECK_MESSAGE(r.code == 0, r.err);
+  }
+  REQUIRE(
+      cli(dir, {"export", "--db", dir.file("a.db"), "--format", "table", "-o", dir.file("a.table")}).code ==
+      0);
+  CHECK(sfc::TuningTable::load(dir.file("a.table")).platform.compiler.empty());
 }

@@ -13,28 +13,18 @@
 #include "sfc/record_fields.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sqlite.hpp"
+#include "test_db_sqlite.hpp"
 #include "test_db_support.hpp"
 
 using sfc::Measurement;
 using sfc::TuningStore;
+using sfc::test::raw_sql;
 using sfc::test::sample_measurement;
 using sfc::test::slurp;
 using sfc::test::TempDir;
 using Mode = sfc::TuningStore::Mode;
 
 namespace {
-
-// Runs raw SQL on a database file, outside the store.
-void raw_sql(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* error = nullptr;
-  const int code = sqlite3_exec(db, sql, nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(code == SQLITE_OK, message);
-}
 
 std::string open_error(const std::string& path, Mode mode) {
   try {
@@ -182,43 +172,12 @@ TEST_CASE(
   CHECK(store.result_groups(hash).size() == 2);
 }
 
-TEST_CASE("store: version 4 re-keys a version 3 database; twins that differed only in L3 or compiler merge") {
+TEST_CASE("store: version 4 re-keys a version 3 database, twins that differed only in L3 or compiler merge") {
   TempDir dir("store");
   const std::string path = dir.file("v3.db");
-  {
-    sfc::sqlite::Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    sfc::schema::migrate(db, 3);
-  }
   // Two machines of one kind, keyed apart by a junk L3 size (and a compiler),
   // each with a measurement of one shape; and a third, other machine.
-  sfc::Platform a = sfc::test::sample_platform(), b = a, other = a;
-  a.numa_nodes = b.numa_nodes = other.numa_nodes = 0;  // version 3 had no such column
-  a.l3_bytes = 532676608;
-  b.l3_bytes = 402653184;
-  b.compiler = "gcc 13";
-  other.l2_bytes = 2 << 20;
-  std::string sql;
-  int id = 1;
-  for (const sfc::Platform& p : {a, b, other})
-    sql += "INSERT INTO platforms VALUES (" + std::to_string(id++) + ", '" + sfc::legacy_platform_hash(p) +
-           "', '" + p.cpu_model + "', 2, 2, 49152, " + std::to_string(p.l2_bytes) + ", " +
-           std::to_string(p.l3_bytes) + ", 'cpx', '1.17', '" + p.compiler + "');";
-  sql += R"sql(
-    INSERT INTO shapes VALUES (1, 512, 512, 512);
-    INSERT INTO measurements (platform_id, shape_id, dtype, threads, layout, k_layers, k_block_factor,
-      effective_k_layers, effective_k_block_factor, bm, bn, bk, warmup, reps, mean_s, min_s, stddev_s, screening,
-      measured_at)
-    VALUES (1, 1, 'f32', 2, 'blocked', 1, 1, 1, 1, 64, 64, 64, 2, 10, 2e-3, 2e-3, 1e-4, 0, 't1'),
-           (2, 1, 'f32', 2, 'blocked', 2, 1, 2, 1, 64, 64, 64, 2, 10, 1e-3, 1e-3, 1e-4, 0, 't2'),
-           (2, 1, 'f32', 2, 'blocked', 1, 1, 1, 1, 64, 64, 64, 2, 10, 2e-3, 2e-3, 1e-4, 0, 't1'),
-           (3, 1, 'f32', 2, 'blocked', 4, 4, 4, 4, 64, 64, 64, 2, 10, 3e-3, 3e-3, 1e-4, 0, 't3');
-    INSERT INTO winning_configs VALUES (1, 1, 'f32', 2, 'blocked', 1, 1, 2e-3, 2e-3, 10),
-                                       (2, 1, 'f32', 2, 'blocked', 2, 1, 1e-3, 1e-3, 10),
-                                       (3, 1, 'f32', 2, 'blocked', 4, 4, 3e-3, 3e-3, 10);
-    INSERT INTO calibrations VALUES (1, 100, 10, '2025-01-01T00:00:00Z'), (2, 200, 20, '2025-06-01T00:00:00Z');
-    PRAGMA user_version = 3;
-  )sql";
-  raw_sql(path, sql.c_str());
+  const auto [a, b, other] = sfc::test::make_version3_database(path, sfc::test::sample_platform());
 
   TuningStore store(path, Mode::read_write);
   CHECK(store.schema_version() == sfc::schema::kVersion);

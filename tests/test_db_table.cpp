@@ -196,8 +196,9 @@ TEST_CASE("tuning table: damaged content names the line and the reason") {
         std::string::npos);
   CHECK(load_error(dir, replaced("shapes 2", "shapes 3")).find("truncated") != std::string::npos);
   CHECK(load_error(dir, replaced("shapes 2", "shapes 1")).find("more shape lines") != std::string::npos);
-  CHECK(load_error(dir, replaced("shape 256 512", "shape -256 512")).find("positive") != std::string::npos);
-  CHECK(load_error(dir, replaced(" nan", " -1")).find("positive or nan") != std::string::npos);
+  CHECK(load_error(dir, replaced("shape 256 512", "shape -256 512")).find("must be in 1..2147483647") !=
+        std::string::npos);
+  CHECK(load_error(dir, replaced(" nan", " -1")).find("must be nan or in 1e-12..1e6") != std::string::npos);
   CHECK(load_error(dir, replaced(" nan", "")).find("fields") != std::string::npos);
   CHECK(load_error(dir, replaced("calibration", "calibrashun")).find("unexpected line") != std::string::npos);
 

@@ -32,7 +32,7 @@ TEST_CASE("cache: answers come back whole, for their own key only") {
   CHECK_FALSE(cache.find({64, 64, 64}, DType::f32, 2, Layout::row_major));
 }
 
-TEST_CASE("cache: a bucket holds two keys; a third evicts one, never the newest") {
+TEST_CASE("cache: a bucket holds two keys, a third evicts one, never the newest") {
   AnswerCache one_bucket(2);
   Answer a;
   a.distance = std::numeric_limits<double>::infinity();

@@ -110,7 +110,7 @@ TEST_CASE("cli query: tiers, distance and nearest shape, as text and JSON") {
   CHECK(last_json(r.output)["tier"] == "default");
 }
 
-TEST_CASE("cli query: a foreign machine's table is refused unless forced or named; answers say the match") {
+TEST_CASE("cli query: a foreign machine's table is refused unless forced or named, answers say the match") {
   const Tables t;
   auto r = run_cli("query 256 256 256 --threads 2 --table " + t.there);
   CHECK(r.exit_code == 2);
@@ -152,7 +152,7 @@ TEST_CASE("cli query: bad input exits with 2 and one line") {
 }
 
 TEST_CASE(
-    "cli: a table whose platform block is edited, duplicated or missing is refused in one line; nothing is "
+    "cli: a table whose platform block is edited, duplicated or missing is refused in one line, nothing is "
     "written") {
   const Tables t;
   const std::string good = test::slurp(t.here);
@@ -184,7 +184,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("cli export: an older table is written again as a current one; csv from a table is refused") {
+TEST_CASE("cli export: an older table is written again as a current one, csv from a table is refused") {
   const Tables t;
   const std::string copy = t.dir.file("copy.table");
   auto r = run_cli("export --db " + t.here + " --format table -o " + copy);

@@ -33,7 +33,7 @@ PlatformChoice by_hash(const Platform& p) { return PlatformChoice::parse(p.hash(
 }  // namespace
 
 TEST_CASE(
-    "source: this machine's table loads, a compatible one too; a foreign one only when forced or named") {
+    "source: this machine's table loads, a compatible one too, a foreign one only when forced or named") {
   const test::TempDir dir;
   TuningTable here = synthetic_table(region_shapes(), {200, 60});
   here.platform = detect_platform(2);

@@ -1,15 +1,13 @@
-// sfc-tune tune as a process: killed with SIGKILL or interrupted with SIGINT
-// mid-run, read by other processes while it writes, sharded and merged.
+// sfc-tune tune as a process: interrupted by a signal at every commit, read by
+// other processes while it writes, sharded and merged.
 #include <doctest/doctest.h>
-#include <sqlite3.h>
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include "sfc/tuning_store.hpp"
+#include "test_db_sqlite.hpp"
 #include "test_db_support.hpp"
 
 using sfc::TuningStore;
@@ -55,109 +53,65 @@ ShapeSet complete_shapes(const std::string& db) {
   return complete;
 }
 
-std::string integrity(const std::string& db) {
-  sqlite3* handle = nullptr;
-  std::string verdict = "cannot open";
-  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* statement = nullptr;
-    if (sqlite3_prepare_v2(handle, "PRAGMA integrity_check", -1, &statement, nullptr) == SQLITE_OK &&
-        sqlite3_step(statement) == SQLITE_ROW)
-      verdict = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
-    sqlite3_finalize(statement);
-  }
-  sqlite3_close(handle);
-  return verdict;
-}
-
-// Starts a tuner and waits until it has committed at least one shape and
-// stopped reading would be premature; returns false if it finished first.
-bool start_and_wait_for_first_shape(CliProcess& tuner, const std::string& db) {
-  for (;;) {
-    if (!tuner.running()) return false;
-    if (std::filesystem::exists(db)) {
-      try {
-        if (!complete_shapes(db).empty()) return true;
-      } catch (const sfc::Error&) {
-        // created but not yet migrated: keep polling
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
-
-// Each try flushes more cache per measurement, so a fast machine is slowed
-// down until the tuner can be caught in the middle of the grid.
-const char* kColdBytes[] = {"SFC_COLD_BYTES=8388608", "SFC_COLD_BYTES=33554432", "SFC_COLD_BYTES=134217728"};
-
 }  // namespace
 
-TEST_CASE("tune cli: SIGKILL mid-run leaves an intact database; the rerun measures only the missing shapes") {
-  TempDir dir("cli-kill");
+TEST_CASE(
+    "tune cli: SIGINT, SIGTERM and SIGHUP at every commit stop the run there, committed, exit 128 + it") {
+  // Raised by the fault hook (SFC_FAULT, db/src/fault_injection.hpp) at an
+  // exact commit, so no test depends on catching a tuner mid-run; kill -9 at
+  // every point is walked in test_db_faults.cpp.
+  TempDir dir("cli-signals");
   const std::string db = dir.file("t.db");
-  bool caught = false;
-  for (const char* cold : kColdBytes) {
-    std::filesystem::remove(db);
-    std::filesystem::remove(db + "-wal");
-    std::filesystem::remove(db + "-shm");
-    CliProcess tuner(tune_args(db, {"--quiet"}), dir.file("killed"), {cold});
-    if (!start_and_wait_for_first_shape(tuner, db)) continue;
-    tuner.signal(SIGKILL);
-    CHECK(tuner.wait() == 128 + SIGKILL);
-    caught = complete_shapes(db).size() < kGridShapes;
-    if (caught) break;
-  }
-  REQUIRE_MESSAGE(caught, "the tuner always finished before it could be killed");
-
-  CHECK(integrity(db) == "ok");
-  // More kills at arbitrary moments (mid-transaction included): each leaves
-  // an intact database that still holds every shape finished before.
-  std::size_t finished = complete_shapes(db).size();
-  for (int delay_ms : {3, 17, 41}) {
-    CliProcess tuner(tune_args(db, {"--quiet"}), dir.file("killed-again"), {"SFC_COLD_BYTES=8388608"});
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    tuner.signal(SIGKILL);
-    tuner.wait();
-    CHECK(integrity(db) == "ok");
-    const std::size_t now = complete_shapes(db).size();
-    CHECK(now >= finished);
-    finished = now;
-  }
-  const ShapeSet before = complete_shapes(db);
-  CHECK(!before.empty());
-  const auto rerun = run_cli(tune_args(db, {"--quiet", "--json"}), dir.file("rerun"));
-  REQUIRE(rerun.code == 0);
-  const nlohmann::json summary = nlohmann::json::parse(rerun.last_line);
-  CHECK(summary["already_done"] == before.size());
-  CHECK(summary["tuned"] == kGridShapes - before.size());
-  CHECK(complete_shapes(db).size() == kGridShapes);
-  CHECK(integrity(db) == "ok");
-  // Nothing was measured twice: every shape has exactly its 16 rows.
-  const TuningStore store(db, TuningStore::Mode::read_only);
-  CHECK(store.measurements({store.platforms().at(0).hash()}).size() == kGridShapes * kConfigs);
-}
-
-TEST_CASE("tune cli: SIGINT finishes the measurement, commits, says so and exits 130") {
-  TempDir dir("cli-int");
-  const std::string db = dir.file("t.db");
-  for (const char* cold : kColdBytes) {
-    std::filesystem::remove(db);
-    CliProcess tuner(tune_args(db, {"--json"}), dir.file("interrupted"), {cold});
-    if (!start_and_wait_for_first_shape(tuner, db)) continue;
-    tuner.signal(SIGINT);
-    const int code = tuner.wait();
-    const nlohmann::json summary = nlohmann::json::parse(tuner.last_line());
-    if (!summary["interrupted"].get<bool>()) continue;  // the signal came after the last shape
-    CHECK(code == 130);
-    CHECK(tuner.err().find("interrupted") != std::string::npos);
-    CHECK(integrity(db) == "ok");
-    CHECK(complete_shapes(db).size() == summary["tuned"].get<std::size_t>());
-    // The rerun completes the grid, the interrupted shape included.
-    const auto rerun = run_cli(tune_args(db, {"--quiet", "--json"}), dir.file("rerun"));
-    CHECK(rerun.code == 0);
-    CHECK(complete_shapes(db).size() == kGridShapes);
-    return;
-  }
-  FAIL("the tuner always finished before it could be interrupted");
+  const std::vector<std::string> args = {"tune",
+                                         "--grid",
+                                         "m=64,96,128 n=64 k=64",
+                                         "--k-layers",
+                                         "1,2",
+                                         "--k-block-factors",
+                                         "1",
+                                         "--reps",
+                                         "1",
+                                         "--warmup",
+                                         "0",
+                                         "--threads",
+                                         "2",
+                                         "--json",
+                                         "--db",
+                                         db};
+  constexpr std::size_t kShapes = 3;
+  auto fresh = [&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  };
+  // The last kShapes commits record the shapes; those before create the
+  // database and add the platform.
+  fresh();
+  const auto counted = run_cli(args, dir.file("count"), {"SFC_COLD_BYTES=1048576", "SFC_FAULT=count"});
+  REQUIRE(counted.code == 0);
+  const std::size_t commits = std::stoul(counted.err.substr(counted.err.find(" syncs, ") + 8));
+  REQUIRE(commits > kShapes);
+  const std::size_t first_shape_commit = commits - kShapes + 1;
+  const std::vector<std::pair<std::string, int>> signals = {
+      {"sigint", SIGINT}, {"sigterm", SIGTERM}, {"sighup", SIGHUP}};
+  for (const auto& [name, number] : signals)
+    for (const std::string point : {"before-commit", "after-commit"})
+      for (std::size_t commit = 1; commit < commits; ++commit) {
+        INFO(name, ":", point, ":", commit);
+        fresh();
+        const auto r = run_cli(
+            args, dir.file("signalled"),
+            {"SFC_COLD_BYTES=1048576", "SFC_FAULT=" + name + ":" + point + ":" + std::to_string(commit)});
+        CHECK(r.code == 128 + number);
+        CHECK(r.err.find("interrupted") != std::string::npos);
+        const nlohmann::json summary = nlohmann::json::parse(r.last_line);
+        CHECK(summary["interrupted"] == true);
+        // The shape being committed when the signal came is committed too.
+        const std::size_t tuned = commit < first_shape_commit ? 0 : commit - first_shape_commit + 1;
+        CHECK(summary["tuned"] == tuned);
+        CHECK(sfc::test::integrity(db) == "ok");
+        const auto rerun = run_cli(args, dir.file("rerun"), {"SFC_COLD_BYTES=1048576", "SFC_FAULT="});
+        CHECK(rerun.code == 0);
+        CHECK(nlohmann::json::parse(rerun.last_line)["tuned"] == kShapes - tuned);
+      }
 }
 
 TEST_CASE("tune cli: readers in other processes work while a tuner writes") {

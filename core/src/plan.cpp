@@ -16,8 +16,7 @@ void validate(const PlanRequest& r) {
   if (s.m < 1 || s.n < 1 || s.k < 1)
     throw Error("GEMM sizes must be positive, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
                 " K=" + std::to_string(s.k));
-  constexpr std::int64_t max_extent = (std::int64_t(1) << 31) - 1;  // LIBXSMM's blasint is 32-bit
-  if (s.m > max_extent || s.n > max_extent || s.k > max_extent)
+  if (s.m > kMaxGemmSize || s.n > kMaxGemmSize || s.k > kMaxGemmSize)
     throw Error("GEMM sizes must be below 2^31, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
                 " K=" + std::to_string(s.k));
   Knobs{r.k_layers, r.k_block_factor}.check();

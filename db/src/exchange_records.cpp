@@ -110,8 +110,10 @@ void keep_newer_calibration(TuningStore& store, const std::string& platform_hash
 }
 
 json cell_to_json(std::string_view name, FieldKind kind, std::string_view cell) {
-  if (cell.empty()) return nullptr;
+  // Text may be empty (a platform field can be); the field's own check
+  // decides. An empty number is a missing one.
   if (kind == FieldKind::text) return std::string(cell);
+  if (cell.empty()) return nullptr;
   const char* end = cell.data() + cell.size();
   if (kind == FieldKind::integer) {
     std::int64_t value = 0;

@@ -1,8 +1,16 @@
 #include "schema.hpp"
 
+#include <fcntl.h>  // renameat2
+#include <signal.h>
+#include <stdio.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -390,25 +398,6 @@ void migrate(sqlite::Database& db, int target) {
 
 namespace {
 
-sqlite::Database open_file(const std::string& path, OpenMode mode) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const bool exists = fs::exists(path, error);
-  if (mode != OpenMode::create && !exists) throw Error("no tuning database at " + path);
-  if (exists && fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
-  if (exists && !fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
-    throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
-  if (!exists) {
-    const fs::path parent = fs::absolute(path, error).parent_path();
-    if (!fs::is_directory(parent, error))
-      throw Error("cannot create database " + path + ": directory " + parent.string() + " does not exist");
-  }
-  const int flags = mode == OpenMode::read_only    ? SQLITE_OPEN_READONLY
-                    : mode == OpenMode::read_write ? SQLITE_OPEN_READWRITE
-                                                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  return sqlite::Database(path, flags);
-}
-
 std::string text_pragma(sqlite::Database& db, const char* pragma) {
   sqlite::Statement statement = db.prepare(pragma);
   return statement.step() ? statement.text(0) : std::string();
@@ -431,6 +420,107 @@ std::string switch_to_wal(sqlite::Database& db) {
   }
 }
 
+// WAL mode for writers, and FULL syncs.
+void prepare_for_writing(sqlite::Database& db) {
+  // WAL lets readers in other processes work while a tuner writes; FULL
+  // syncs every commit, so a finished shape survives even a power cut.
+  if (switch_to_wal(db) != "wal")
+    throw Error("database " + db.path() + ": this file system does not support SQLite's WAL mode");
+  db.exec("PRAGMA synchronous = FULL");
+}
+
+// Leftovers of creators killed mid-way ("<name>.new-<pid>", see below) whose
+// process is gone.
+void remove_stale_creations(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const std::string prefix = path.filename().string() + ".new-";
+  for (const fs::directory_entry& entry : fs::directory_iterator(path.parent_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string pid =
+        name.substr(prefix.size(), name.find_first_not_of("0123456789", prefix.size()) - prefix.size());
+    if (pid.empty() || pid.size() > 9) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), error);
+  }
+}
+
+// A new database appears whole or not at all. SQLite writes the first page
+// of a new file through a rollback journal, and a process killed then leaves
+// a hot journal that only a writer can roll back: every read-only open
+// (query, export, libsfcconf) would fail until one came. So the file is built
+// under a name of this process's own (WAL mode, the current schema) and
+// linked into place; a creator that loses the race opens the winner's file.
+void create_atomically(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path target = fs::absolute(path, error);
+  if (!fs::is_directory(target.parent_path(), error))
+    throw Error("cannot create database " + path + ": directory " + target.parent_path().string() +
+                " does not exist");
+  remove_stale_creations(target);
+  const std::string temporary = target.string() + ".new-" + std::to_string(::getpid());
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(temporary + suffix, error);
+  try {
+    // The schema is written in rollback mode, straight into the file, and
+    // only then is the file switched to WAL: when this block ends without
+    // an exception, the file alone holds everything (no WAL to carry along).
+    {
+      sqlite::Database db(temporary, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+      db.exec("PRAGMA synchronous = FULL");
+      migrate(db);
+      prepare_for_writing(db);
+    }
+    if (fs::file_size(temporary + "-wal", error) > 0 && !error)  // closing could not checkpoint
+      throw Error("its first pages could not be written");
+  } catch (const Error& e) {  // the message names the temporary file: name the one asked for
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(temporary + suffix, error);
+    throw Error("cannot create database " + path + ": " + e.what());
+  }
+  if (::link(temporary.c_str(), target.c_str()) != 0 && errno != EEXIST) {
+    // A file system without hard links: rename, unless the name was taken meanwhile.
+    if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0 &&
+        errno != EEXIST && !fs::exists(target, error))
+      fs::rename(temporary, target, error);
+  }
+  fs::remove(temporary, error);
+}
+
+// The file system holding `path` is mounted read-only (a shared, published
+// copy of a tuning database, or a container's image).
+bool on_read_only_file_system(const std::string& path) {
+  struct statvfs info {};
+  return ::statvfs(path.c_str(), &info) == 0 && (info.f_flag & ST_RDONLY) != 0;
+}
+
+sqlite::Database open_file(const std::string& path, OpenMode mode) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (mode != OpenMode::read_only && fs::exists(path, error) && on_read_only_file_system(path))
+    throw Error("database " + path +
+                " is on a read-only file system: it can be read (query, export, db info, libsfcconf) but not "
+                "written (tune, import, merge); tune into a copy elsewhere and merge it back");
+  if (mode == OpenMode::create && !fs::exists(path, error) && !fs::is_symlink(path, error))
+    create_atomically(path);
+  const bool exists = fs::exists(path, error);
+  if (!exists) throw Error("no tuning database at " + path);
+  if (fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
+  if (!fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
+    throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
+  if (mode == OpenMode::read_only && on_read_only_file_system(path)) {
+    // No process can be writing it, and SQLite could not create the -shm
+    // file a WAL database is read through: read it as the immutable file it
+    // is. Unless a WAL with commits was left behind when the file system
+    // became read-only: that needs the normal way (and its -shm) to be read.
+    if (fs::file_size(path + "-wal", error) == 0 || error)
+      return sqlite::Database(path, SQLITE_OPEN_READONLY, /*immutable=*/true);
+  }
+  if (mode != OpenMode::read_only && ::access(path.c_str(), W_OK) != 0)
+    throw Error("database " + path + " is not writable (" + std::strerror(errno) +
+                "): it can be read but not written (tune, import, merge)");
+  return sqlite::Database(path, mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
+}
+
 }  // namespace
 
 sqlite::Database open(const std::string& path, OpenMode mode) {
@@ -442,11 +532,7 @@ sqlite::Database open(const std::string& path, OpenMode mode) {
       throw Error(path + " has the older schema version " + std::to_string(version) +
                   "; open it once for writing (sfc-tune import or tune) to migrate it");
   } else {
-    // WAL lets readers in other processes work while a tuner writes; FULL
-    // syncs every commit, so a finished shape survives even a power cut.
-    if (switch_to_wal(db) != "wal")
-      throw Error("database " + path + ": this file system does not support SQLite's WAL mode");
-    db.exec("PRAGMA synchronous = FULL");
+    prepare_for_writing(db);
     if (version < kVersion) migrate(db);
   }
   db.exec("PRAGMA foreign_keys = ON");

@@ -1,11 +1,30 @@
 #include "sqlite.hpp"
 
+#include <cstdio>
 #include <utility>
+
+#include "fault_injection.hpp"
 
 namespace sfc::sqlite {
 
-Database::Database(const std::string& path, int flags) : path_(path) {
-  const int code = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+Database::Database(const std::string& path, int flags, bool immutable) : path_(path) {
+  fault::install();  // SFC_FAULT, for tests: see fault_injection.hpp
+  std::string name = path;
+  if (immutable) {  // only a URI can say so; %, ? and # would end its path part
+    name = "file:";
+    for (const char c : path) {
+      if (c == '%' || c == '?' || c == '#') {
+        char escaped[4];
+        std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+        name += escaped;
+      } else {
+        name += c;
+      }
+    }
+    name += "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
+  const int code = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (code != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
     sqlite3_close(db_);
@@ -109,8 +128,10 @@ Transaction::~Transaction() {
 }
 
 void Transaction::commit() {
+  fault::before_commit();
   db_.exec("COMMIT");
   open_ = false;
+  fault::after_commit();
 }
 
 ReadTransaction::ReadTransaction(Database& db) : db_(db), own_(!db.in_transaction()) {

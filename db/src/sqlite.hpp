@@ -23,7 +23,9 @@ class Statement;
 class Database {
  public:
   // flags: SQLITE_OPEN_READONLY, or SQLITE_OPEN_READWRITE [| SQLITE_OPEN_CREATE].
-  Database(const std::string& path, int flags);
+  // `immutable`: the file cannot change while open (it lies on a read-only
+  // file system): SQLite then takes no locks and needs no -shm file.
+  Database(const std::string& path, int flags, bool immutable = false);
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&& other) noexcept;

@@ -6,6 +6,7 @@
 #include "exchange_records.hpp"
 #include "sfc/error.hpp"
 #include "sfc/platform_fields.hpp"
+#include "sfc/record_fields.hpp"
 #include "sfc/store_exchange.hpp"
 #include "sfc/text_file.hpp"
 
@@ -33,8 +34,11 @@ std::optional<std::pair<Calibration, std::string>> calibration_from_json(const j
   };
   if (!c.contains("measured_at") || !c["measured_at"].is_string())
     throw Error("calibration.measured_at: not a string");
-  return std::pair{Calibration{number("gamma_gflops_per_core"), number("beta_gbytes_per_s")},
-                   c["measured_at"].get<std::string>()};
+  const Calibration calibration{number("gamma_gflops_per_core"), number("beta_gbytes_per_s")};
+  calibration.check();
+  const std::string measured_at = c["measured_at"].get<std::string>();
+  check_printable(measured_at);
+  return std::pair{calibration, measured_at};
 }
 
 // The deepest nesting of arrays and objects in `text` (strings skipped): the
@@ -132,7 +136,9 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
-  for (std::size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    if (!column.emplace(cells[i], i).second)  // which of two would be meant?
+      throw Error(path + ":1: column '" + cells[i] + "' appears twice");
   const std::size_t width = cells.size();
   auto require = [&](const std::string& name) {
     const auto it = column.find(name);
@@ -156,6 +162,12 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
   const std::size_t hash_at = require("platform_hash"), gamma_at = require("gamma_gflops_per_core"),
                     beta_at = require("beta_gbytes_per_s"), calibrated_at = require("calibrated_at");
 
+  // Every row repeats its platform's cells; the first row of a platform is
+  // the one read, and every later one must agree with it.
+  std::vector<std::size_t> platform_cells = {gamma_at, beta_at, calibrated_at};
+  for (auto [f, at] : platform_at) platform_cells.push_back(at);
+  std::map<std::string, std::vector<std::string>> first_row;  // by hash: its platform cells
+
   ImportBatch batch;
   for (;;) {
     std::string where = path;
@@ -167,6 +179,15 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
         throw Error(std::to_string(cells.size()) + " fields, the header has " + std::to_string(width));
 
       const std::string& hash = cells[hash_at];
+      std::vector<std::string> platform_row;
+      for (const std::size_t at : platform_cells) platform_row.push_back(cells[at]);
+      const auto [first, new_platform] = first_row.emplace(hash, platform_row);
+      if (!new_platform && first->second != platform_row) {
+        std::size_t differs = 0;
+        while (first->second[differs] == platform_row[differs]) ++differs;
+        throw Error("column " + std::to_string(platform_cells[differs] + 1) + " of platform " + hash +
+                    " differs from that platform's first row");
+      }
       auto part = batch.platforms.find(hash);
       if (part == batch.platforms.end()) {
         json platform = {{"hash", hash}};

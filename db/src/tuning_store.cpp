@@ -225,14 +225,19 @@ std::optional<Platform> TuningStore::platform(const std::string& hash) const {
 
 void TuningStore::upsert_platform(const Platform& platform) {
   const std::string hash = platform.hash();
-  if (const std::optional<Platform> stored = this->platform(hash)) {
+  auto check_stored = [&](const Platform& stored) {
     for (const PlatformField& field : platform_fields())
-      if (field.identity && field.get(*stored) != field.get(platform))
+      if (field.identity && field.get(stored) != field.get(platform))
         throw Error("database " + path() + ": platform hash " + hash +
                     " already names a different platform (" + std::string(field.name) + " '" +
-                    field.get(*stored) + "' vs '" + field.get(platform) + "')");
-    return;
-  }
+                    field.get(stored) + "' vs '" + field.get(platform) + "')");
+  };
+  if (const std::optional<Platform> stored = this->platform(hash)) return check_stored(*stored);
+  // Not there a moment ago: look again and add it under the write lock, as
+  // another tuner starting on this database may be adding it right now.
+  std::optional<sqlite::Transaction> own;
+  if (!impl_->db.in_transaction()) own.emplace(impl_->db);
+  if (const std::optional<Platform> stored = this->platform(hash)) return check_stored(*stored);
   std::string placeholders;
   for (std::size_t i = 0; i < platform_fields().size(); ++i) placeholders += ", ?" + std::to_string(i + 2);
   sqlite::Statement insert = impl_->db.prepare("INSERT INTO platforms (hash, " + platform_columns() +
@@ -247,6 +252,7 @@ void TuningStore::upsert_platform(const Platform& platform) {
       insert.bind(index++, value);
   }
   insert.run();
+  if (own) own->commit();
 }
 
 std::int64_t TuningStore::record(const std::string& platform_hash,
@@ -350,9 +356,8 @@ void TuningStore::save_calibration(const std::string& platform_hash, const Calib
 
 void TuningStore::save_calibration(const std::string& platform_hash, const Calibration& calibration,
                                    const std::string& measured_at) {
-  if (!(calibration.gamma_gflops_per_core >= 0 && std::isfinite(calibration.gamma_gflops_per_core)) ||
-      !(calibration.beta_gbytes_per_s >= 0 && std::isfinite(calibration.beta_gbytes_per_s)))
-    throw Error("a calibration needs finite gamma and beta >= 0 (0 = unknown)");
+  calibration.check();
+  check_printable(measured_at);
   sqlite::Statement upsert = impl_->db.prepare(
       "INSERT INTO calibrations (platform_id, gamma_gflops_per_core, beta_gbytes_per_s, measured_at) "
       "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (platform_id) DO UPDATE SET "
@@ -372,7 +377,13 @@ Calibration TuningStore::calibration(const std::string& platform_hash) const {
       "JOIN platforms AS p ON p.id = c.platform_id WHERE p.hash = ?1");
   query.bind(1, platform_hash);
   if (!query.step()) return {};
-  return {query.real(0), query.real(1)};
+  const Calibration stored{query.real(0), query.real(1)};
+  try {
+    stored.check();
+  } catch (const Error& e) {  // the CHECKs were bypassed
+    throw Error("database " + path() + " is inconsistent: " + e.what());
+  }
+  return stored;
 }
 
 std::optional<std::string> TuningStore::calibration_time(const std::string& platform_hash) const {

@@ -6,6 +6,7 @@
 
 #include "sfc/error.hpp"
 #include "sfc/platform.hpp"
+#include "sfc/record_fields.hpp"
 
 namespace sfc {
 namespace {
@@ -25,12 +26,22 @@ Int parse_count(std::string_view name, std::string_view text) {
   return value;
 }
 
+void check_text(std::string_view name, std::string_view text) {
+  try {
+    check_printable(text);
+  } catch (const Error& e) {
+    throw Error(std::string(name) + ": " + e.what());
+  }
+}
+
 // One entry per Platform member: a text field, or a count (int or size_t).
-#define SFC_PLATFORM_TEXT(member, identity)                                                               \
-  PlatformField {                                                                                         \
+#define SFC_PLATFORM_TEXT(member, identity)                                                             \
+  PlatformField {                                                                                       \
 #member, false, identity, false,                                                                      \
-        [](const Platform& p) { return p.member; }, [](Platform & p,                                      \
-                                                       std::string_view t) { p.member = std::string(t); } \
+        [](const Platform& p) { return p.member; }, [](Platform & p, std::string_view t) {                \
+          check_text(#member, t);                                                                         \
+          p.member = std::string(t);                                                                      \
+        } \
   }
 #define SFC_PLATFORM_COUNT(member, added_with_hwloc)                            \
   PlatformField {                                                               \

@@ -1,6 +1,7 @@
 #include "sfc/record_fields.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <vector>
 
@@ -10,9 +11,17 @@
 namespace sfc {
 namespace {
 
-// Sizes beyond any GEMM a machine can hold, yet far inside int64 and double.
-constexpr std::int64_t kMaxSize = std::int64_t{1} << 40;
+// Sizes: what the engine and the predictors take (a record beyond would be
+// imported, then refused by every query on the database).
+constexpr std::int64_t kMaxSize = kMaxGemmSize;
 constexpr std::int64_t kMaxCount = std::int64_t{1} << 30;
+
+// %g: a refused number is quoted short, whatever its size.
+std::string format_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 int as_int(std::int64_t v) { return static_cast<int>(v); }
 
@@ -93,6 +102,7 @@ std::vector<RecordField<M>> make_measurement_fields() {
       {"measured_at", T, false, false, [](const M& r) -> FieldValue { return r.measured_at; },
        [](M& r, const FieldValue& v) {
          if (text_of(v).empty()) throw Error("empty");
+         check_printable(text_of(v));
          r.measured_at = text_of(v);
        }},
   });
@@ -134,9 +144,31 @@ std::int64_t checked_integer(const FieldValue& value, std::int64_t min, std::int
 
 double checked_seconds(const FieldValue& value, bool zero_allowed) {
   const double v = std::get<double>(value);
-  if (!std::isfinite(v) || v < 0 || (!zero_allowed && v == 0))
-    throw Error(std::string("must be ") + (zero_allowed ? ">= 0" : "> 0"));
+  if (!(v >= kMinSeconds && v <= kMaxSeconds) && !(zero_allowed && v == 0))
+    throw Error(format_number(v) + " s is outside " + (zero_allowed ? "0 or " : "") + "1e-12..1e6 seconds");
   return v;
+}
+
+void check_printable(std::string_view text) {
+  // UTF-8 by its byte patterns (RFC 3629: no overlongs, surrogates or code
+  // points beyond U+10FFFF), and no C0 controls or DEL.
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    if (c < 0x20 || c == 0x7f) throw Error("holds a control character (byte " + std::to_string(i) + ")");
+    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = length > 0 && i + length <= n;
+    std::uint32_t code = length == 1 ? c : length == 2 ? c & 0x1fu : length == 3 ? c & 0x0fu : c & 0x07u;
+    for (std::size_t j = 1; valid && j < length; ++j) {
+      valid = (s[i + j] & 0xc0) == 0x80;
+      code = (code << 6) | (s[i + j] & 0x3fu);
+    }
+    static constexpr std::uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (!valid || code < kSmallest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
+      throw Error("is not valid UTF-8 (byte " + std::to_string(i) + ")");
+    i += length;
+  }
 }
 
 }  // namespace sfc

@@ -10,6 +10,7 @@
 
 #include "sfc/error.hpp"
 #include "sfc/platform_fields.hpp"
+#include "sfc/record_fields.hpp"
 #include "sfc/text_file.hpp"
 
 namespace sfc {
@@ -105,7 +106,8 @@ TunedShape read_shape_line(TableReader& in, int version) {
   TunedShape s;
   s.shape = {in.number<std::int64_t>(t[1], "M"), in.number<std::int64_t>(t[2], "N"),
              in.number<std::int64_t>(t[3], "K")};
-  if (s.shape.m < 1 || s.shape.n < 1 || s.shape.k < 1) in.fail("M, N and K must be positive");
+  for (const std::int64_t size : {s.shape.m, s.shape.n, s.shape.k})
+    if (size < 1 || size > kMaxGemmSize) in.fail("M, N and K must be in 1.." + std::to_string(kMaxGemmSize));
   try {
     s.dtype = parse_dtype(t[4]);
   } catch (const Error& e) {
@@ -126,9 +128,9 @@ TunedShape read_shape_line(TableReader& in, int version) {
   if (!s.winner().valid()) in.fail("the winner K_layers k_block_factor must lie in 1..8 x 1..8");
   for (int i = 0; i < kConfigCount; ++i) {
     const float seconds = in.number<float>(t[8 + i], "a time");
-    if (!std::isnan(seconds) && !(seconds > 0 && std::isfinite(seconds)))
-      in.fail("time " + std::to_string(i + 1) + " must be positive or nan, got '" + std::string(t[8 + i]) +
-              "'");
+    if (!std::isnan(seconds) && !(seconds >= kMinSeconds && seconds <= kMaxSeconds))
+      in.fail("time " + std::to_string(i + 1) + " must be nan or in 1e-12..1e6 seconds, got '" +
+              std::string(t[8 + i]) + "'");
     s.seconds[i] = seconds;
   }
   if (std::isnan(s.seconds[config_index(s.k_layers, s.k_block_factor)]))
@@ -147,6 +149,15 @@ void append_time(std::string& out, float seconds) {
 }
 
 }  // namespace
+
+void Calibration::check() const {
+  for (const double value : {gamma_gflops_per_core, beta_gbytes_per_s})
+    if (!(value == 0 || (value > 0 && value <= 1e6))) {
+      char text[96];
+      std::snprintf(text, sizeof text, "got gamma %g, beta %g", gamma_gflops_per_core, beta_gbytes_per_s);
+      throw Error(std::string("calibration values must be 0 (unknown) or in (0, 1e6], ") + text);
+    }
+}
 
 TuningTable TuningTable::load(const std::string& path) {
   const std::string text = read_text_file(path);
@@ -188,8 +199,11 @@ TuningTable TuningTable::load(const std::string& path) {
       if (have_calibration) in.fail("calibration appears twice");
       if (t.size() != 3) in.fail("expected 'calibration <gamma> <beta>'");
       table.calibration = {in.number<double>(t[1], "gamma"), in.number<double>(t[2], "beta")};
-      if (!(table.calibration.gamma_gflops_per_core >= 0) || !(table.calibration.beta_gbytes_per_s >= 0))
-        in.fail("calibration values must be >= 0 (0 = unknown)");
+      try {
+        table.calibration.check();
+      } catch (const Error& e) {
+        in.fail(e.what());
+      }
       have_calibration = true;
     } else if (line.starts_with("shapes ")) {
       const std::vector<std::string_view> t = in.tokens();

@@ -45,7 +45,23 @@ TuningProgress::TuningProgress(ProgressStyle style, std::size_t grid_size, std::
 
 TuningProgress::~TuningProgress() { clear(); }
 
-void TuningProgress::start_shape() {
+void TuningProgress::bring_forward(const GemmShape& shape) {
+  for (std::size_t i = current_; i < pending_.size(); ++i)
+    if (pending_[i].m == shape.m && pending_[i].n == shape.n && pending_[i].k == shape.k) {
+      std::swap(pending_[i], pending_[current_]);
+      return;
+    }
+}
+
+void TuningProgress::skip_shape(const GemmShape& shape) {
+  bring_forward(shape);
+  if (current_ < pending_.size()) pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(current_));
+  ++done_;
+  draw(true);
+}
+
+void TuningProgress::start_shape(const GemmShape& shape) {
+  bring_forward(shape);
   shape_start_ = Clock::now();
   last_step_ = {};
   draw(true);

@@ -21,8 +21,10 @@ class TuningProgress {
                  const std::vector<GemmShape>& pending);
   ~TuningProgress();
 
-  // One start_shape() ... finish_shape() per pending shape, in order.
-  void start_shape();
+  // One start_shape() ... finish_shape() per pending shape, in any order,
+  // or skip_shape() for one another tuner completed meanwhile.
+  void start_shape(const GemmShape& shape);
+  void skip_shape(const GemmShape& shape);
   void step(const TuneStep& step);
   void finish_shape(const std::optional<Winner>& winner);
   void clear();  // takes the bar off the terminal before other output
@@ -35,7 +37,9 @@ class TuningProgress {
   bool enabled_, terminal_;
   std::size_t grid_size_, done_;
   std::vector<GemmShape> pending_;
-  std::size_t current_ = 0;  // index into pending_
+  std::size_t current_ = 0;  // index into pending_: those before it are done
+  // Moves `shape` to pending_[current_] (the shapes yet to do keep their ETA).
+  void bring_forward(const GemmShape& shape);
   TuneStep last_step_;
   Clock::time_point shape_start_, last_draw_;
   std::vector<std::pair<double, double>> finished_;  // (GFLOP, seconds) of shapes tuned by this run

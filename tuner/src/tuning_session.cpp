@@ -1,9 +1,11 @@
 #include "sfc/tuning_session.hpp"
 
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "sfc/error.hpp"
+#include "sfc/shape_claims.hpp"
 #include "tuning_progress.hpp"
 
 namespace sfc {
@@ -23,6 +25,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   struct Pending {
     GemmShape shape;
     std::vector<Measurement> prior;
+    bool measured_elsewhere = false;  // another tuner held it: what it measured counts
   };
   std::vector<Pending> pending;
   for (const GemmShape& shape : grid.shapes()) {
@@ -39,23 +42,58 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   std::vector<GemmShape> pending_shapes;
   for (const Pending& p : pending) pending_shapes.push_back(p.shape);
   TuningProgress progress(options.progress, grid.size(), summary.already_done, pending_shapes);
-  for (const Pending& p : pending) {
-    if (stop && stop->load()) {
-      summary.interrupted = true;
-      break;
+
+  // Other tuners may share the database: a shape is measured only under its
+  // claim, and only what the store lacks once the claim is held. A shape
+  // another tuner is on waits for a later sweep (so a claim's holder always
+  // finishes or dies: the kernel then releases it), and the run ends when
+  // every shape of its grid is done by someone.
+  ShapeClaims claims(store.path());
+  const std::string key_prefix = summary.platform_hash + "/" + std::string(to_string(dtype)) + "/" +
+                                 std::to_string(platform.threads) + "/" +
+                                 std::string(to_string(options.tune.layout)) + "/";
+  // Tunes `p` if its claim is free; false when another tuner holds it.
+  auto tune_claimed = [&](const Pending& p) {
+    const auto claim = claims.try_claim(key_prefix + to_string(p.shape));
+    if (!claim) return false;
+    std::vector<Measurement> prior = p.prior;
+    if (!options.force || p.measured_elsewhere)
+      prior =
+          store.measurements({summary.platform_hash, dtype, platform.threads, options.tune.layout, p.shape});
+    if (!tuner.has_work(options.configs, prior)) {  // another tuner finished it meanwhile
+      ++summary.tuned_elsewhere;
+      progress.skip_shape(p.shape);
+      return true;
     }
-    progress.start_shape();
-    const ShapeTuning tuning = tuner.tune(p.shape, options.configs, p.prior, stop,
-                                          [&](const TuneStep& step) { progress.step(step); });
+    progress.start_shape(p.shape);
+    const ShapeTuning tuning =
+        tuner.tune(p.shape, options.configs, prior, stop, [&](const TuneStep& step) { progress.step(step); });
     // One transaction per shape: a kill before this line loses only this shape.
     summary.measurements += store.record(summary.platform_hash, tuning.measurements);
     if (tuning.interrupted) {
       summary.interrupted = true;
-      break;
+      return true;
     }
     ++summary.tuned;
     progress.finish_shape(
         store.winner({summary.platform_hash, dtype, platform.threads, options.tune.layout, p.shape}));
+    return true;
+  };
+  std::vector<Pending> waiting = std::move(pending);
+  for (int sweep = 0; !waiting.empty() && !summary.interrupted; ++sweep) {
+    if (sweep > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // others are at work
+    std::vector<Pending> still;
+    for (Pending& p : waiting) {
+      if (summary.interrupted || (stop && stop->load())) {
+        summary.interrupted = true;
+        break;
+      }
+      if (!tune_claimed(p)) {
+        p.measured_elsewhere = true;  // held by another tuner: read the store again when claimed
+        still.push_back(std::move(p));
+      }
+    }
+    waiting = std::move(still);
   }
   progress.clear();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -48,6 +48,11 @@ Layout parse_layout(std::string_view text);  // "blocked" | "row" | "col"; throw
 std::size_t input_size(DType dtype);         // bytes of one A or B element
 std::size_t output_size(DType dtype);        // bytes of one C element
 
+// The largest M, N or K the engine runs, every predictor answers and every
+// stored record may hold: LIBXSMM's blasint is 32-bit. One bound for all, so
+// nothing is accepted by one layer that the next refuses.
+inline constexpr std::int64_t kMaxGemmSize = (std::int64_t{1} << 31) - 1;
+
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }

@@ -37,6 +37,17 @@ std::span<const RecordField<Winner>> winner_fields();
 
 // "1 is outside 2..8"-style checks shared by the setters and other readers.
 std::int64_t checked_integer(const FieldValue& value, std::int64_t min, std::int64_t max);
+
+// Times a record may hold, in seconds: no GEMM runs in under a picosecond or
+// for days, and the bounds keep every time a normal float, which is what a
+// tuning table stores (1e308 would become inf there, 1e-320 zero).
+inline constexpr double kMinSeconds = 1e-12, kMaxSeconds = 1e6;
+// A time in kMinSeconds..kMaxSeconds, or 0 when `zero_allowed` (a deviation).
 double checked_seconds(const FieldValue& value, bool zero_allowed);
+
+// Text a record stores (platform fields, timestamps) must be valid UTF-8
+// without control characters: JSON needs the one, line-based formats (the
+// table, CSV read by people) the other. Throws sfc::Error.
+void check_printable(std::string_view text);
 
 }  // namespace sfc

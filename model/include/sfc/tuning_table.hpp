@@ -33,6 +33,11 @@ namespace sfc {
 struct Calibration {
   double gamma_gflops_per_core = 0;  // 0 = unknown
   double beta_gbytes_per_s = 0;      // 0 = unknown
+
+  // Each value 0 (unknown) or in (0, 1e6]: no core or memory comes near a
+  // million GFLOP/s or GB/s, and the model divides by them. Every reader and
+  // writer of a calibration checks. Throws sfc::Error.
+  void check() const;
 };
 
 struct TunedShape {

@@ -21,9 +21,8 @@
 
 namespace sfc {
 
-// The largest M, N or K a prediction is made for (the tile counts of larger
-// ones would overflow; no real GEMM comes near).
-inline constexpr std::int64_t max_gemm_size = (std::int64_t(1) << 31) - 1;
+// The largest M, N or K a prediction is made for: the engine's.
+inline constexpr std::int64_t max_gemm_size = kMaxGemmSize;
 
 // Throws sfc::Error unless every size is in 1..max_gemm_size and threads >= 1:
 // what every predictor checks first.

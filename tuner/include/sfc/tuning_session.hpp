@@ -6,6 +6,10 @@
 // everything again, adding to the earlier measurements). When `stop` becomes
 // true, the configuration being timed finishes, what the current shape has
 // measured is committed, and the run ends with `interrupted` set.
+//
+// Several tuners may share one store: each measures a shape only under its
+// claim (sfc/shape_claims.hpp) and only what the store lacks then, waits for
+// shapes another tuner holds, and ends when its whole grid is done by someone.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -33,10 +37,11 @@ struct SessionOptions {
 
 struct SessionSummary {
   std::string platform_hash;
-  std::size_t shapes = 0;         // in the grid
-  std::size_t already_done = 0;   // complete in the store before this run
-  std::size_t tuned = 0;          // completed by this run
-  std::int64_t measurements = 0;  // rows this run added
+  std::size_t shapes = 0;           // in the grid
+  std::size_t already_done = 0;     // complete in the store before this run
+  std::size_t tuned = 0;            // completed by this run
+  std::size_t tuned_elsewhere = 0;  // completed meanwhile by another tuner sharing the database
+  std::int64_t measurements = 0;    // rows this run added
   bool interrupted = false;
   double seconds = 0;
 };
