@@ -127,11 +127,12 @@ void run_tune_from_record(const TuneArgs& a) {
     targets = std::move(mine);
   }
 
-  TuningStore store(a.db, TuningStore::Mode::create);
   SessionSummary total;
   json groups = json::array(), shapes = json::array();
   {
+    // From before the database is opened, as for a grid (run_tune).
     StopOnSignals stop_on_signals;
+    TuningStore store(a.db, TuningStore::Mode::create);
     for (std::size_t begin = 0; begin < targets.size() && !total.interrupted;) {
       const TuningTarget& first = targets[begin];
       std::size_t end = begin;
@@ -154,10 +155,12 @@ void run_tune_from_record(const TuneArgs& a) {
                         {"platform", summary.platform_hash},
                         {"shapes", summary.shapes},
                         {"already_done", summary.already_done},
-                        {"tuned", summary.tuned}});
+                        {"tuned", summary.tuned},
+                        {"tuned_elsewhere", summary.tuned_elsewhere}});
       total.shapes += summary.shapes;
       total.already_done += summary.already_done;
       total.tuned += summary.tuned;
+      total.tuned_elsewhere += summary.tuned_elsewhere;
       total.measurements += summary.measurements;
       total.seconds += summary.seconds;
       total.interrupted = summary.interrupted;
@@ -173,11 +176,15 @@ void run_tune_from_record(const TuneArgs& a) {
                       {"share", t.share},
                       {"tier", to_string(t.tier)}});
 
-  std::fprintf(out,
-               "%s: %zu of %zu recorded shapes tuned now, %zu were already done; %lld measurements added in "
-               "%.1f s (from %s)\n",
-               a.db.c_str(), total.tuned, total.shapes, total.already_done,
-               static_cast<long long>(total.measurements), total.seconds, a.source.record_file.c_str());
+  std::fprintf(
+      out,
+      "%s: %zu of %zu recorded shapes tuned now, %zu were already done%s; %lld measurements added in "
+      "%.1f s (from %s)\n",
+      a.db.c_str(), total.tuned, total.shapes, total.already_done,
+      total.tuned_elsewhere
+          ? (", " + std::to_string(total.tuned_elsewhere) + " tuned meanwhile by another tuner").c_str()
+          : "",
+      static_cast<long long>(total.measurements), total.seconds, a.source.record_file.c_str());
   if (total.interrupted)
     spdlog::warn(
         "interrupted: every finished shape and the measurements of the current one are committed; "
@@ -190,12 +197,14 @@ void run_tune_from_record(const TuneArgs& a) {
                 {"shapes", total.shapes},
                 {"already_done", total.already_done},
                 {"tuned", total.tuned},
+                {"tuned_elsewhere", total.tuned_elsewhere},
                 {"measurements", total.measurements},
                 {"interrupted", total.interrupted},
                 {"seconds", total.seconds},
                 {"groups", groups},
                 {"targets", shapes}});
-  if (total.interrupted) throw CLI::RuntimeError(kInterruptedExit);
+  // 128 + the signal, as for a grid.
+  if (total.interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
 }
 
 void run_tune(const TuneArgs& a) {
