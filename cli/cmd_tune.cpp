@@ -19,6 +19,7 @@
 #include "sfc/shape_grid.hpp"
 #include "sfc/store_exchange.hpp"
 #include "sfc/tuning_session.hpp"
+#include "sfc/tuning_source.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
 #include "shape_source.hpp"
@@ -78,23 +79,141 @@ struct TuneArgs {
   int threads = 0, warmup = 2, reps = 10;
   double prune_margin = 0.25, budget = 0;
   bool prune = false, force = false, quiet = false, json = false;
+  bool dtype_given = false, layout_given = false;  // with --from-record: filters, not defaults
 };
 
+SessionOptions session_options(const TuneArgs& a, DType dtype, Layout layout) {
+  return {.tune = {.dtype = dtype,
+                   .threads = 0,
+                   .warmup = a.warmup,
+                   .reps = a.reps,
+                   .prune_margin = a.prune ? a.prune_margin : -1,
+                   .layout = layout,
+                   .budget_seconds = a.budget},
+          .configs = ConfigSet::parse(a.k_layers, a.k_block_factors),
+          .force = a.force,
+          .progress = a.quiet ? ProgressStyle::quiet : ProgressStyle::automatic};
+}
+
+// The calibration the record's ranking uses: the database's own, when it has
+// one for this machine (a new or foreign database has none: the nominal one).
+std::vector<TuningTable> calibration_tables(const std::string& db) {
+  std::error_code error;
+  if (!std::filesystem::exists(db, error)) return {};
+  try {
+    return load_tuning_tables(db);
+  } catch (const SourceError&) {
+    return {};
+  }
+}
+
+// tune --from-record: the record's shapes, largest share first, as runs of
+// tune_grid, one per stretch of equal (dtype, threads, layout) in that order,
+// so the global order holds and each run resumes, shows progress and can be
+// interrupted as a grid's does.
+void run_tune_from_record(const TuneArgs& a) {
+  std::FILE* const out = human_output(a.json);
+  std::vector<TuningTarget> targets = a.source.record_targets(calibration_tables(a.db));
+  std::erase_if(targets, [&](const TuningTarget& t) {
+    return (a.dtype_given && t.dtype != parse_dtype(a.dtype)) ||
+           (a.layout_given && t.layout != parse_layout(a.layout)) ||
+           (a.threads > 0 && t.threads != a.threads);
+  });
+  if (!a.shard.empty()) {
+    const Shard shard = Shard::parse(a.shard);
+    std::vector<TuningTarget> mine;
+    for (std::size_t i = std::size_t(shard.index); i < targets.size(); i += std::size_t(shard.count))
+      mine.push_back(targets[i]);
+    targets = std::move(mine);
+  }
+
+  SessionSummary total;
+  json groups = json::array(), shapes = json::array();
+  {
+    // From before the database is opened, as for a grid (run_tune).
+    StopOnSignals stop_on_signals;
+    TuningStore store(a.db, TuningStore::Mode::create);
+    for (std::size_t begin = 0; begin < targets.size() && !total.interrupted;) {
+      const TuningTarget& first = targets[begin];
+      std::size_t end = begin;
+      std::vector<GemmShape> run;
+      for (; end < targets.size() && targets[end].dtype == first.dtype &&
+             targets[end].threads == first.threads && targets[end].layout == first.layout;
+           ++end)
+        run.push_back(targets[end].shape);
+      SessionOptions options = session_options(a, first.dtype, first.layout);
+      const Platform platform = detect_platform(first.threads);
+      options.tune.threads = platform.threads;
+      const SessionSummary summary = tune_grid(store, platform, ShapeGrid(run), options, &g_stop);
+      std::fprintf(out, "%s, %d threads, %s layout: %zu of %zu shapes tuned now, %zu were already done\n",
+                   std::string(to_string(first.dtype)).c_str(), platform.threads,
+                   std::string(to_string(first.layout)).c_str(), summary.tuned, summary.shapes,
+                   summary.already_done);
+      groups.push_back({{"dtype", to_string(first.dtype)},
+                        {"threads", platform.threads},
+                        {"layout", to_string(first.layout)},
+                        {"platform", summary.platform_hash},
+                        {"shapes", summary.shapes},
+                        {"already_done", summary.already_done},
+                        {"tuned", summary.tuned},
+                        {"tuned_elsewhere", summary.tuned_elsewhere}});
+      total.shapes += summary.shapes;
+      total.already_done += summary.already_done;
+      total.tuned += summary.tuned;
+      total.tuned_elsewhere += summary.tuned_elsewhere;
+      total.measurements += summary.measurements;
+      total.seconds += summary.seconds;
+      total.interrupted = summary.interrupted;
+      begin = end;
+    }
+  }
+  for (const TuningTarget& t : targets)
+    shapes.push_back({{"shape", to_string(t.shape)},
+                      {"dtype", to_string(t.dtype)},
+                      {"threads", t.threads},
+                      {"layout", to_string(t.layout)},
+                      {"calls", t.calls},
+                      {"share", t.share},
+                      {"tier", to_string(t.tier)}});
+
+  std::fprintf(
+      out,
+      "%s: %zu of %zu recorded shapes tuned now, %zu were already done%s; %lld measurements added in "
+      "%.1f s (from %s)\n",
+      a.db.c_str(), total.tuned, total.shapes, total.already_done,
+      total.tuned_elsewhere
+          ? (", " + std::to_string(total.tuned_elsewhere) + " tuned meanwhile by another tuner").c_str()
+          : "",
+      static_cast<long long>(total.measurements), total.seconds, a.source.record_file.c_str());
+  if (total.interrupted)
+    spdlog::warn(
+        "interrupted: every finished shape and the measurements of the current one are committed; "
+        "run the same command again to measure only what is missing");
+  if (a.json)
+    print_json({{"command", "tune"},
+                {"db", a.db},
+                {"from_record", a.source.record_file},
+                {"shard", a.shard.empty() ? Shard{}.to_string() : Shard::parse(a.shard).to_string()},
+                {"shapes", total.shapes},
+                {"already_done", total.already_done},
+                {"tuned", total.tuned},
+                {"tuned_elsewhere", total.tuned_elsewhere},
+                {"measurements", total.measurements},
+                {"interrupted", total.interrupted},
+                {"seconds", total.seconds},
+                {"groups", groups},
+                {"targets", shapes}});
+  // 128 + the signal, as for a grid.
+  if (total.interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
+}
+
 void run_tune(const TuneArgs& a) {
+  if (a.source.from_record()) return run_tune_from_record(a);
   std::FILE* const out = human_output(a.json);
   ShapeGrid grid = a.source.shapes();
   const Shard shard = a.shard.empty() ? Shard{} : Shard::parse(a.shard);
   grid = grid.shard(shard);
-  SessionOptions options{.tune = {.dtype = parse_dtype(a.dtype),
-                                  .threads = 0,
-                                  .warmup = a.warmup,
-                                  .reps = a.reps,
-                                  .prune_margin = a.prune ? a.prune_margin : -1,
-                                  .layout = parse_layout(a.layout),
-                                  .budget_seconds = a.budget},
-                         .configs = ConfigSet::parse(a.k_layers, a.k_block_factors),
-                         .force = a.force,
-                         .progress = a.quiet ? ProgressStyle::quiet : ProgressStyle::automatic};
+  SessionOptions options = session_options(a, parse_dtype(a.dtype), parse_layout(a.layout));
   const Platform platform = detect_platform(a.threads);
   options.tune.threads = platform.threads;
 
@@ -149,15 +268,19 @@ void add_tune_command(CLI::App& app) {
       "tune", "Time every (K_layers, k_block_factor) of every shape of a grid and store all measurements");
   a->source.add_options(cmd);
   cmd->add_option("--db", a->db, "Tuning database (created if absent)")->capture_default_str();
-  cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
+  cmd->add_option("--dtype", a->dtype, "Element type: f32, f64 or bf16 (with --from-record: only that one)")
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads,
+                  "OpenMP threads (default: OMP_NUM_THREADS or all cores; with --from-record: the record's, "
+                  "or only this count)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--warmup", a->warmup, "Untimed runs before the timed ones")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--layout", a->layout,
                   "Entry to time: blocked (execute() on the native layout) or row/col (gemm() on plain "
-                  "matrices, packing included); each has its own winners")
+                  "matrices, packing included); each has its own winners (with --from-record: the "
+                  "record's, or only this one)")
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed runs per configuration (their fastest is its time)")
@@ -185,7 +308,11 @@ void add_tune_command(CLI::App& app) {
                   "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--json", a->json, "stdout is one JSON summary object (the readable lines go to stderr)");
-  cmd->callback([a] { run_tune(*a); });
+  cmd->callback([a, cmd] {
+    a->dtype_given = cmd->count("--dtype") > 0;
+    a->layout_given = cmd->count("--layout") > 0;
+    run_tune(*a);
+  });
 }
 
 }  // namespace sfc::cli

@@ -41,5 +41,6 @@ void add_tune_command(CLI::App& app);      // cmd_tune.cpp
 void add_store_commands(CLI::App& app);    // cmd_store.cpp: export, import, merge, db
 void add_predict_commands(CLI::App& app);  // cmd_predict.cpp: query, calibrate, evaluate
 void add_bench_command(CLI::App& app);     // cmd_bench.cpp
+void add_record_commands(CLI::App& app);   // cmd_record.cpp: record show
 
 }  // namespace sfc::cli

@@ -78,6 +78,15 @@ int main(int argc, char** argv) {
       "  SFC_PLATFORM        whose results a tuning file answers with: this (default), any, or a platform "
       "hash\n"
       "  SFC_TUNING          the tuning table or database sfc::gemm reads (libsfcconf callers name theirs)\n"
+      "  SFC_RECORD          FILE: count every GEMM shape run through libsfcconf, sfc::gemm, the C API and "
+      "the\n"
+      "                      drop-in BLAS into FILE (sfc-tune record show FILE; tune --from-record FILE)\n"
+      "  SFC_VERBOSE         1: one line per GEMM call on stderr (shape, tier, configuration, time)\n"
+      "  SFC_TUNE            online: sfc::gemm tunes an untuned shape on its first calls (a few candidates "
+      "on\n"
+      "                      the caller's operands), storing the winner in SFC_TUNE_DB (default "
+      "sfc-tune.db)\n"
+      "  SFC_TUNE_BUDGET_MS  GEMM time per shape online tuning may spend (default 500)\n"
       "  SFC_LOG_LEVEL       trace, debug, info (default), warning, error, critical or off\n"
       "  NO_COLOR            any value: no colour in the log\n"
       "  SFC_COLD_BYTES      bytes of cold inputs a timing streams through (default: 2x the L3, 64 MiB..1 "
@@ -96,6 +105,7 @@ int main(int argc, char** argv) {
   sfc::cli::add_store_commands(app);
   sfc::cli::add_predict_commands(app);
   sfc::cli::add_bench_command(app);
+  sfc::cli::add_record_commands(app);
 
   // A word where a command belongs that names none: say so, and list them
   // (CLI11 alone answers "A subcommand is required").

@@ -68,14 +68,15 @@ inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-// The sfc-tune binary as a child process, its stdout and stderr in files.
+// The sfc-tune binary (or `binary`) as a child process, its stdout and stderr in files.
 // Small inputs and no 1 GiB cache flush unless `environment` says otherwise.
 class CliProcess {
  public:
   CliProcess(const std::vector<std::string>& args, const std::string& output_prefix,
-             const std::vector<std::string>& environment = {"SFC_COLD_BYTES=1048576"})
+             const std::vector<std::string>& environment = {"SFC_COLD_BYTES=1048576"},
+             const std::string& binary = SFC_TUNE_BINARY)
       : stdout_path_(output_prefix + ".out"), stderr_path_(output_prefix + ".err") {
-    std::vector<std::string> argv_text = {SFC_TUNE_BINARY};
+    std::vector<std::string> argv_text = {binary};
     argv_text.insert(argv_text.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv_text) argv.push_back(a.data());

@@ -6,12 +6,14 @@
 // real BLAS: the one SFC_BLAS_FALLBACK names, else the next library that
 // defines the symbol (dlsym RTLD_NEXT), else the system's libcblas.so.3,
 // libblas.so.3 or libopenblas.so.0 (as loaded by the program, or loaded here). SFC_BLAS_VERBOSE=1 prints at
-// exit how many calls and flops went each way. Bad arguments are reported as BLAS's xerbla does (the
-// parameter's number), and the call returns.
+// exit how many calls and flops went each way; SFC_VERBOSE=1 prints a line per
+// call (the SFC-CA ones from sfc::gemm's AutoGemm, the fallback's here). Bad arguments are reported as BLAS's
+// xerbla does (the parameter's number), and the call returns.
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -126,6 +128,28 @@ void report() {
     std::atexit(report);
 }
 
+// SFC_VERBOSE, read once per process (the SFC-CA calls print their own line
+// from AutoGemm, which reads the same variable).
+bool verbose() {
+  static const bool value = [] {
+    const char* text = std::getenv("SFC_VERBOSE");
+    return text && *text && std::string(text) != "0";
+  }();
+  return value;
+}
+
+// The fallback's call, timed and printed when SFC_VERBOSE asks for it.
+template <class Next>
+void run_fallback(const char* routine, int m, int n, int k, Next&& next) {
+  if (!verbose()) return next();
+  const auto start = std::chrono::steady_clock::now();
+  next();
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "sfc_verbose,blas_fallback,routine=%s,shape=%dx%dx%d,to=%s,time_us=%.1f\n", routine, m,
+               n, k, fallback().name.c_str(), us);
+}
+
 // xerbla's message, for the routine's own parameter numbering.
 void xerbla(const char* routine, int parameter, const char* why) {
   std::fprintf(stderr, " ** On entry to %s parameter number %d had an illegal value (%s)\n", routine,
@@ -151,7 +175,7 @@ void route(const char* routine, int first_parameter, int m, int n, int k, Sfc&& 
            bool has_next) {
   const double flops = 2.0 * double(m) * double(n) * double(k);
   if (has_next && flops < min_flops() && m >= 0 && n >= 0 && k >= 0) {
-    next();
+    run_fallback(routine, m, n, k, next);
     to_fallback.add(flops);
     return;
   }
@@ -169,7 +193,7 @@ void route(const char* routine, int first_parameter, int m, int n, int k, Sfc&& 
     std::fprintf(stderr, "sfc-blas: %s; such calls go to %s\n", sfc_gemm_last_error(),
                  fallback().name.c_str());
   if (has_next) {
-    next();
+    run_fallback(routine, m, n, k, next);
     to_fallback.add(flops);
   }
 }

@@ -125,6 +125,24 @@ SFCCONF_API sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, 
 /* Releases the handle (NULL is ignored). No query may be running on it. */
 SFCCONF_API void sfcconf_close(sfcconf_handle* conf);
 
+/* Shape recording (since 0.4): counts every shape this library is queried
+ * for, per (M, N, K, dtype, threads, layout), with the tier and distance of
+ * its answer, into a plain-text file that `sfc-tune record show` ranks and
+ * `sfc-tune tune --from-record` tunes. Setting the environment variable
+ * SFC_RECORD=FILE before the first sfcconf_open does the same without a call.
+ * Counting costs a few nanoseconds per query, without locks; the file is
+ * written every two seconds and at exit, merged with what it holds (several
+ * processes may record into one file). Recording is process-wide.
+ *
+ * sfcconf_record_open: starts recording into `path` (a recording into another
+ * file is written and stopped). SFCCONF_ERR_CORRUPT: `path` exists and is not
+ * a shape record; SFCCONF_ERR_UNREADABLE: it or `path`.lock cannot be created
+ * or read. sfcconf_record_flush: writes the counts now (SFCCONF_OK when none
+ * is active). sfcconf_record_close: writes them and stops recording. */
+SFCCONF_API sfcconf_status sfcconf_record_open(const char* path);
+SFCCONF_API sfcconf_status sfcconf_record_flush(void);
+SFCCONF_API sfcconf_status sfcconf_record_close(void);
+
 /* The message of the calling thread's last failed call ("" if none). Valid
  * until that thread's next failing call. */
 SFCCONF_API const char* sfcconf_last_error(void);

@@ -3,14 +3,21 @@
 
 #include <omp.h>
 
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <list>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "sfc/config_service.hpp"
 #include "sfc/error.hpp"
+#include "sfc/online_tuner.hpp"
+#include "sfc/shape_recorder.hpp"
 #include "sfc/tuning_source.hpp"
 
 namespace sfc {
@@ -26,28 +33,85 @@ struct PlanKey {
   friend bool operator==(const PlanKey&, const PlanKey&) = default;
 };
 
+// A plan and the answer it was built with (the tier and distance every call
+// of it reports to the shape record and SFC_VERBOSE).
+struct PlanWithAnswer {
+  std::unique_ptr<GemmPlan> plan;
+  Answer answer;
+  bool reused = false;  // taken from the idle pool, not built for this call
+};
+
+// SFC_VERBOSE: read once per process, so a call pays a load of this flag.
+bool verbose_from_environment() {
+  static const bool verbose = [] {
+    const char* text = std::getenv("SFC_VERBOSE");
+    return text && *text && std::string_view(text) != "0";
+  }();
+  return verbose;
+}
+
+RecordTranspose recorded(Transpose t) {
+  return t == Transpose::none ? RecordTranspose::none : RecordTranspose::transpose;
+}
+
+// SFC_TUNE=online's settings, read once per process.
+const std::optional<OnlineTuning>& online_from_environment() {
+  static const std::optional<OnlineTuning> settings = OnlineTuning::from_environment();
+  return settings;
+}
+
+// One line per call, like ONEDNN_VERBOSE: comma-separated, each field named,
+// in one fprintf so that lines of concurrent calls do not interleave. `plan`
+// says where the plan came from: new, reused, or online tuning's candidate.
+void print_verbose(const PlanKey& key, Transpose trans_a, Transpose trans_b, const Answer& answer,
+                   const GemmPlan& plan, const char* origin, double seconds) {
+  char distance[32];
+  if (std::isfinite(answer.distance))
+    std::snprintf(distance, sizeof distance, "%.3f", answer.distance);
+  else
+    std::snprintf(distance, sizeof distance, "inf");
+  std::fprintf(stderr,
+               "sfc_verbose,gemm,dtype=%s,layout=%s,trans=%s%s,shape=%lldx%lldx%lld,threads=%d,tier=%s,"
+               "distance=%s,k_layers=%d,k_block_factor=%d,plan=%s,time_us=%.1f\n",
+               std::string(to_string(key.dtype)).c_str(), std::string(to_string(key.layout)).c_str(),
+               trans_a == Transpose::none ? "N" : "T", trans_b == Transpose::none ? "N" : "T",
+               static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
+               key.threads, std::string(to_string(answer.tier)).c_str(), distance, plan.k_layers(),
+               plan.k_block_factor(), origin, seconds * 1e6);
+}
+
 }  // namespace
 
 struct AutoGemm::Impl {
-  explicit Impl(ConfigService s) : service(std::move(s)) {}
+  explicit Impl(ConfigService s) : service(std::move(s)), verbose(verbose_from_environment()) {
+    if (const auto& settings = online_from_environment())
+      online = std::make_unique<OnlineTuner>(*settings, service);
+  }
 
   ConfigService service;
-  mutable std::mutex mutex;                                       // guards idle
-  std::list<std::pair<PlanKey, std::unique_ptr<GemmPlan>>> idle;  // most recently used first
+  const bool verbose;
+  std::unique_ptr<OnlineTuner> online;                 // SFC_TUNE=online; null otherwise
+  mutable std::mutex mutex;                            // guards idle
+  std::list<std::pair<PlanKey, PlanWithAnswer>> idle;  // most recently used first
 
-  std::unique_ptr<GemmPlan> acquire(const PlanKey& key, const AutoGemm& owner) {
+  PlanWithAnswer acquire(const PlanKey& key) {
     {
       const std::lock_guard lock(mutex);
       for (auto it = idle.begin(); it != idle.end(); ++it)
         if (it->first == key) {
-          std::unique_ptr<GemmPlan> plan = std::move(it->second);
+          PlanWithAnswer found = std::move(it->second);
           idle.erase(it);
-          return plan;
+          found.reused = true;
+          return found;
         }
     }
-    const GemmShape shape{key.m, key.n, key.k};
-    const Knobs knobs = owner.configuration(shape, key.dtype, key.threads, key.layout).knobs;
-    return std::make_unique<GemmPlan>(PlanRequest{.shape = shape,
+    // Not counted here: gemm() records every call, this is only a plan's first.
+    const Answer answer = service.lookup({key.m, key.n, key.k}, key.dtype, key.threads, key.layout);
+    return {build(key, answer.knobs), answer, false};
+  }
+
+  static std::unique_ptr<GemmPlan> build(const PlanKey& key, const Knobs& knobs) {
+    return std::make_unique<GemmPlan>(PlanRequest{.shape = {key.m, key.n, key.k},
                                                   .dtype = key.dtype,
                                                   .threads = key.threads,
                                                   .k_layers = knobs.k_layers,
@@ -55,7 +119,7 @@ struct AutoGemm::Impl {
                                                   .layout = key.layout});
   }
 
-  void release(const PlanKey& key, std::unique_ptr<GemmPlan> plan) noexcept {
+  void release(const PlanKey& key, PlanWithAnswer plan) noexcept {
     const std::lock_guard lock(mutex);
     try {
       idle.emplace_front(key, std::move(plan));
@@ -73,7 +137,7 @@ AutoGemm::AutoGemm(const char* tuning_path, const char* platform)
 AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
-  return impl_->service.query(shape, dtype, threads > 0 ? threads : omp_get_max_threads(), layout);
+  return impl_->service.lookup(shape, dtype, threads > 0 ? threads : omp_get_max_threads(), layout);
 }
 
 void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
@@ -85,13 +149,50 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
                     double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                     double beta, void* c, std::int64_t ldc, int threads) {
   const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(), layout};
-  std::unique_ptr<GemmPlan> plan = impl_->acquire(key, *this);
+  PlanWithAnswer plan = impl_->acquire(key);
+  // The plan that runs this call: the pool's, or online tuning's candidate.
+  GemmPlan* running = plan.plan.get();
+  const char* origin = plan.reused ? "reused" : "new";
+  std::unique_ptr<GemmPlan> candidate;
+  OnlineTuner::Step step;
+  const TuningKey tuning_key{key.m, key.n, key.k, dtype, key.threads, layout};
+  if (impl_->online && plan.answer.tier != Tier::exact) [[unlikely]] {
+    try {
+      step = impl_->online->next(tuning_key, plan.answer);
+      if (step.kind == OnlineTuner::Step::Kind::winner) {
+        // Tuned: the winner's plan replaces this one in the pool, answered as exact from now on.
+        plan = {Impl::build(key, step.knobs), Answer{step.knobs, Tier::exact, PlatformMatch::exact, 0, shape},
+                false};
+        running = plan.plan.get();
+        origin = "online-winner";
+      } else if (step.kind == OnlineTuner::Step::Kind::measure) {
+        candidate = Impl::build(key, step.knobs);
+        running = candidate.get();
+        origin = "online-candidate";
+      }
+    } catch (...) {
+      if (step.kind == OnlineTuner::Step::Kind::measure) impl_->online->skip(tuning_key);
+      impl_->release(key, std::move(plan));
+      throw;
+    }
+  }
+  const bool timed = impl_->verbose || candidate;
+  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
-    plan->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
+    running->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
   } catch (...) {
+    if (candidate) impl_->online->skip(tuning_key);
     impl_->release(key, std::move(plan));
     throw;
   }
+  const double seconds =
+      timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0;
+  if (candidate) impl_->online->report(tuning_key, step.candidate, *candidate, seconds);
+  // Counted once it ran: a call the engine refused is not a shape the program runs.
+  if (ShapeRecorder* recorder = ShapeRecorder::active())
+    recorder->count({key.m, key.n, key.k, dtype, key.threads, layout, recorded(trans_a), recorded(trans_b)},
+                    plan.answer.tier, plan.answer.distance);
+  if (impl_->verbose) print_verbose(key, trans_a, trans_b, plan.answer, *running, origin, seconds);
   impl_->release(key, std::move(plan));
 }
 
@@ -110,6 +211,18 @@ AutoGemm& process_gemm() {
   };
   static const ProcessGemm process = [] {
     const char* path = std::getenv("SFC_TUNING");
+    // Online tuning without SFC_TUNING answers from the database it tunes
+    // into, so the next process starts where this one stopped. That file may
+    // not hold this machine's results yet: then nothing is read from it.
+    const auto& online = online_from_environment();
+    if ((!path || !*path) && online && std::filesystem::exists(online->db)) {
+      try {
+        return ProcessGemm{std::make_unique<AutoGemm>(online->db.c_str()), "", {}, false};
+      } catch (const Error& e) {
+        std::fprintf(stderr, "sfc-tune: SFC_TUNE_DB=%s: %s; tuning without its results\n", online->db.c_str(),
+                     e.what());
+      }
+    }
     try {
       return ProcessGemm{std::make_unique<AutoGemm>(path && *path ? path : nullptr), "", {}, false};
     } catch (const SourceError& e) {

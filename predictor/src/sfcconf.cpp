@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sfc/config_service.hpp"
+#include "sfc/shape_recorder.hpp"
 #include "sfc/tuning_source.hpp"
 
 struct sfcconf_handle {
@@ -119,6 +120,38 @@ sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, i
 }
 
 void sfcconf_close(sfcconf_handle* conf) { delete conf; }
+
+sfcconf_status sfcconf_record_open(const char* path) {
+  if (!path || !*path) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_record_open: path is NULL or empty");
+  return guarded([&] {
+    try {
+      sfc::ShapeRecorder::start(path);
+    } catch (const sfc::RecordFormatError& e) {
+      return fail(SFCCONF_ERR_CORRUPT, e.what());
+    } catch (const sfc::Error& e) {
+      return fail(SFCCONF_ERR_UNREADABLE, e.what());
+    }
+    return SFCCONF_OK;
+  });
+}
+
+sfcconf_status sfcconf_record_flush(void) {
+  return guarded([] {
+    try {
+      sfc::ShapeRecorder::flush_active();
+    } catch (const sfc::Error& e) {
+      return fail(SFCCONF_ERR_UNREADABLE, e.what());
+    }
+    return SFCCONF_OK;
+  });
+}
+
+sfcconf_status sfcconf_record_close(void) {
+  return sfc::ShapeRecorder::stop() ? SFCCONF_OK
+                                    : fail(SFCCONF_ERR_UNREADABLE,
+                                           "sfcconf_record_close: the last counts could not be written "
+                                           "(the reason is on stderr)");
+}
 
 const char* sfcconf_last_error(void) { return last_error.c_str(); }
 

@@ -3,7 +3,8 @@
 # which calls the system CBLAS) with LD_PRELOAD=libsfcblas.so: a @ b for
 # float32 and float64, C- and Fortran-ordered operands and transposed views,
 # matches numpy without the preload within twice the gamma_K bound, and the
-# SFC_BLAS_VERBOSE counts show the calls ran on SFC-CA.
+# SFC_BLAS_VERBOSE counts show the calls ran on SFC-CA; the same run's
+# SFC_VERBOSE lines and SFC_RECORD file each count every one of those calls.
 set -euo pipefail
 library=$1
 python=/usr/bin/python3
@@ -33,9 +34,10 @@ for dtype in (np.float32, np.float64):
 np.savez(sys.argv[1], **out)
 PY
 "$python" "$dir/products.py" "$dir/plain.npz"
-SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" "$dir/products.py" "$dir/sfc.npz" \
+SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_VERBOSE=1 SFC_VERBOSE=1 SFC_RECORD="$dir/shapes.record" LD_PRELOAD="$library" \
+  "$python" "$dir/products.py" "$dir/sfc.npz" \
   2> "$dir/verbose.txt" || { cat "$dir/verbose.txt" >&2; exit 1; }
-cat "$dir/verbose.txt"
+grep -v '^sfc_verbose,' "$dir/verbose.txt" || true
 "$python" - "$dir/plain.npz" "$dir/sfc.npz" <<'PY'
 import sys
 import numpy as np
@@ -59,3 +61,9 @@ print(f"{len([k for k in plain.files if not k.startswith(('a-', 'b-'))])} produc
 PY
 calls=$(sed -n 's/^sfc-blas: \([0-9]*\) GEMM calls.*ran on SFC-CA.*/\1/p' "$dir/verbose.txt")
 [ "${calls:-0}" -ge 24 ] || { echo "numpy_test: only ${calls:-0} calls reached SFC-CA" >&2; exit 1; }
+lines=$(grep -c '^sfc_verbose,gemm,' "$dir/verbose.txt" || true)
+[ "$lines" -eq "$calls" ] || { echo "numpy_test: $lines SFC_VERBOSE lines for $calls calls" >&2; exit 1; }
+head -1 "$dir/shapes.record" | grep -qx 'sfc-shape-record 1' || { echo "numpy_test: no shape record" >&2; exit 1; }
+recorded=$(awk '!/^#/ && NR > 1 { sum += $9 } END { print sum + 0 }' "$dir/shapes.record")
+[ "$recorded" -eq "$calls" ] || { echo "numpy_test: the record holds $recorded calls of $calls" >&2; exit 1; }
+echo "SFC_VERBOSE printed $lines lines and SFC_RECORD counted $recorded calls, one per call on SFC-CA"

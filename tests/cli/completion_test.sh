@@ -27,6 +27,9 @@ expect "query 64 64 64 --lay" --layout
 expect "query 64 64 64 --layout " row
 expect "db " info
 expect "db info --j" --json
+expect "rec" record
+expect "record " show
+expect "tune --from" --from-record
 expect "gemm 64 64 64 --dtype b" bf16
 # Nothing offered that is not an option of that command.
 read -r -a COMP_WORDS <<< "$binary export --sha"

@@ -1,15 +1,20 @@
 // Concurrent queries on one libsfcconf handle, built with ThreadSanitizer
 // (tests/predictor.cmake): several threads query shapes in different orders,
 // so cache hits, misses and slot rewrites race with each other; every answer
-// must match the one a fresh handle gives on a single thread. Any data race
-// makes ThreadSanitizer fail the run (exit code 66).
+// must match the one a fresh handle gives on a single thread. Meanwhile every
+// query is counted in a shape record that another thread writes out again and
+// again; the file must end up with exactly the queries made (3,001 shapes per
+// thread: most of them past the per-thread tables, in the shared overflow).
+// Any data race makes ThreadSanitizer fail the run (exit code 66).
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "sfc/shape_record.hpp"
 #include "sfcconf.h"
 
 namespace {
@@ -57,6 +62,18 @@ int main(int argc, char** argv) {
     }
   }
 
+  const auto record = std::filesystem::temp_directory_path() /
+                      ("sfcconf-tsan-" + std::to_string(std::random_device()()) + ".record");
+  if (sfcconf_record_open(record.c_str()) != SFCCONF_OK) {
+    std::fprintf(stderr, "sfcconf_record_open: %s\n", sfcconf_last_error());
+    return 1;
+  }
+  std::atomic<bool> querying{true};
+  std::thread writer([&] {
+    while (querying.load())
+      if (sfcconf_record_flush() != SFCCONF_OK) std::fprintf(stderr, "flush: %s\n", sfcconf_last_error());
+  });
+
   std::atomic<int> mismatches{0}, errors{0};
   std::vector<std::thread> workers;
   for (int t = 0; t < 4; ++t)
@@ -76,6 +93,18 @@ int main(int argc, char** argv) {
         }
     });
   for (std::thread& w : workers) w.join();
+  querying.store(false);
+  writer.join();
+  const bool closed = sfcconf_record_close() == SFCCONF_OK;
+  const std::uint64_t recorded = sfc::ShapeRecord::load(record.string()).total_calls();
+  std::filesystem::remove(record);
+  std::filesystem::remove(record.string() + ".lock");
+  const std::uint64_t made = 4 * 3 * queries.size();
+  if (!closed || recorded != made) {
+    std::fprintf(stderr, "the record holds %llu calls, %llu were made\n",
+                 static_cast<unsigned long long>(recorded), static_cast<unsigned long long>(made));
+    return 1;
+  }
   sfcconf_close(shared);
   sfcconf_close(reference);
   std::printf("%zu shapes x 4 threads x 3 passes: %d mismatches, %d errors\n", queries.size(),

@@ -28,6 +28,12 @@ inline constexpr std::int64_t max_gemm_size = kMaxGemmSize;
 // what every predictor checks first.
 void check_prediction_request(const GemmShape& shape, int threads);
 
+// A plausible core of today (AVX-512 fp32, DDR5 bandwidth), for estimates
+// where this machine was never calibrated (ranking a shape record, online
+// tuning's candidates): it sets the ratio of compute to memory time that
+// orders shapes and configurations, not seconds to trust.
+inline constexpr Calibration kNominalCalibration{.gamma_gflops_per_core = 100, .beta_gbytes_per_s = 50};
+
 struct ModelPrediction {
   // Predicted seconds for K_layers = 1..8 (index k_layers - 1); +infinity for
   // K_layers above the shape's K blocks (the engine would clamp them).

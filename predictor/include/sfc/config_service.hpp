@@ -28,10 +28,17 @@ class ConfigService {
   // the file cannot be used, sfc::Error for a bad platform choice.
   static ConfigService open(const std::optional<std::string>& path, std::string_view platform = "");
 
-  explicit ConfigService(ConfigPredictor predictor) : predictor_(std::move(predictor)) {}
+  // Starts recording shapes when SFC_RECORD asks for it (ShapeRecorder; read once per process).
+  explicit ConfigService(ConfigPredictor predictor);
 
-  // Throws sfc::Error for sizes or threads below 1.
+  // The answer for a GEMM about to run; counted in the shape record when one
+  // is active (sfc/shape_recorder.hpp), with transposes unknown. Throws
+  // sfc::Error for sizes or threads below 1.
   Answer query(const GemmShape& shape, DType dtype, int threads, Layout layout = Layout::blocked) const;
+
+  // The same answer, not counted: for callers that record the GEMM call
+  // themselves (AutoGemm, which knows its transposes) or only look.
+  Answer lookup(const GemmShape& shape, DType dtype, int threads, Layout layout = Layout::blocked) const;
 
   const ConfigPredictor& predictor() const { return predictor_; }
 

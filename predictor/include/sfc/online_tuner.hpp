@@ -1,0 +1,96 @@
+// OnlineTuner: tunes an untuned shape while the program runs it, on the
+// caller's own operands (PyTorch TunableOp's online mode), for AutoGemm.
+//
+//   SFC_TUNE=online SFC_TUNE_DB=app.db SFC_TUNE_BUDGET_MS=500 ./my_program
+//
+// The first calls of a shape whose answer is not `exact` each run one
+// candidate configuration instead of the planned one -- every call still
+// computes its C, once; no GEMM is added -- and the candidate's time is kept.
+// The candidates are the few the predictors rank highest: the policy's
+// answer, the nearest tuned shape's winner, the model's choice (with nominal
+// rates where this machine is not calibrated) and (1, 1), each once. Each is run
+// up to kRounds times, round robin, until the shape's budget of GEMM time is
+// spent or every round is done; then the fastest (its fastest run) is stored
+// in the database as full measurements of those configurations (TuningStore:
+// WAL, a busy timeout, so several processes can write) and runs from then on,
+// in this process, and in the next, which finds the shape `exact`.
+//
+// One thread measures a shape at a time: a thread that calls a shape whose
+// candidate another thread is running runs the planned configuration, so no
+// shape is tuned twice and no call waits for another.
+#pragma once
+#include <compare>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sfc/config_service.hpp"
+#include "sfc/gemm.hpp"
+
+namespace sfc {
+
+struct OnlineTuning {
+  std::string db;               // where winners go (SFC_TUNE_DB; default sfc-tune.db)
+  double budget_seconds = 0.5;  // GEMM time per shape (SFC_TUNE_BUDGET_MS; default 500)
+
+  // SFC_TUNE=online: the settings; unset or empty: none. Anything else, or a
+  // budget that is not a number > 0, is said on stderr once and tuning stays
+  // off: a program must not fail for its tuning settings.
+  static std::optional<OnlineTuning> from_environment();
+};
+
+// Which shape is being tuned: what a tuning database keys a result by.
+struct TuningKey {
+  std::int64_t m = 0, n = 0, k = 0;
+  DType dtype = DType::f32;
+  int threads = 1;
+  Layout layout = Layout::blocked;
+  friend auto operator<=>(const TuningKey&, const TuningKey&) = default;
+};
+
+class OnlineTuner {
+ public:
+  static constexpr int kRounds = 3;  // runs per candidate at most: the fastest counts
+
+  OnlineTuner(OnlineTuning settings, const ConfigService& service);
+  ~OnlineTuner();
+
+  // What the next call of `key`, planned with `planned` (not exact), runs.
+  struct Step {
+    enum class Kind {
+      planned,  // the planned configuration: another thread is measuring, or storing failed
+      measure,  // `knobs`, timed, then report()
+      winner,   // tuning is over: `knobs` from now on
+    } kind = Kind::planned;
+    Knobs knobs;
+    std::size_t candidate = 0;
+  };
+  Step next(const TuningKey& key, const Answer& planned);
+
+  // The time of the candidate that next() handed out, on `plan` (its
+  // effective knobs and blocks go to the database). When this ends the
+  // shape's tuning, the winner is stored before this returns.
+  void report(const TuningKey& key, std::size_t candidate, const GemmPlan& plan, double seconds) noexcept;
+  // The candidate next() handed out could not run (the engine threw): the
+  // next call measures the next one.
+  void skip(const TuningKey& key) noexcept;
+
+  const OnlineTuning& settings() const { return settings_; }
+
+ private:
+  struct ShapeTuning;
+  std::vector<Knobs> candidates(const TuningKey& key, const Answer& planned) const;
+  void store(const TuningKey& key, const ShapeTuning& tuning) noexcept;
+
+  OnlineTuning settings_;
+  const ConfigService& service_;
+  std::size_t l2_bytes_;  // this machine's, for the nominal model
+  std::mutex mutex_;      // guards shapes_
+  std::map<TuningKey, std::unique_ptr<ShapeTuning>> shapes_;
+};
+
+}  // namespace sfc

@@ -1,0 +1,170 @@
+#include "sfc/online_tuner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
+
+#include "sfc/analytical_model.hpp"
+#include "sfc/error.hpp"
+#include "sfc/platform.hpp"
+#include "sfc/records.hpp"
+#include "sfc/tuning_store.hpp"
+
+namespace sfc {
+
+std::optional<OnlineTuning> OnlineTuning::from_environment() {
+  const char* mode = std::getenv("SFC_TUNE");
+  if (!mode || !*mode) return std::nullopt;
+  if (std::string_view(mode) != "online") {
+    std::fprintf(stderr, "sfc-tune: SFC_TUNE='%s' is not 'online'; not tuning\n", mode);
+    return std::nullopt;
+  }
+  OnlineTuning settings;
+  if (const char* db = std::getenv("SFC_TUNE_DB"); db && *db)
+    settings.db = db;
+  else
+    settings.db = "sfc-tune.db";
+  if (const char* budget = std::getenv("SFC_TUNE_BUDGET_MS"); budget && *budget) {
+    char* end = nullptr;
+    const double ms = std::strtod(budget, &end);
+    if (end == budget || *end || !(ms > 0) || !std::isfinite(ms)) {
+      std::fprintf(stderr, "sfc-tune: SFC_TUNE_BUDGET_MS='%s' is not a number > 0; not tuning\n", budget);
+      return std::nullopt;
+    }
+    settings.budget_seconds = ms / 1e3;
+  }
+  return settings;
+}
+
+// One shape's tuning: its candidates, their runs, whose turn it is.
+struct OnlineTuner::ShapeTuning {
+  std::vector<Knobs> candidates;
+  struct Runs {
+    int count = 0;
+    double sum = 0, min = std::numeric_limits<double>::infinity();
+    Knobs effective;
+    BlockSizes blocks;
+  };
+  std::vector<Runs> runs;
+  std::size_t next = 0;    // the candidate of the next measurement (round robin)
+  double spent = 0;        // seconds of GEMM time measured
+  bool measuring = false;  // a thread is running a candidate now
+  std::optional<Knobs> winner;
+};
+
+OnlineTuner::OnlineTuner(OnlineTuning settings, const ConfigService& service)
+    : settings_(std::move(settings)), service_(service), l2_bytes_(detect_platform().l2_bytes) {}
+
+OnlineTuner::~OnlineTuner() = default;
+
+std::vector<Knobs> OnlineTuner::candidates(const TuningKey& key, const Answer& planned) const {
+  const GemmShape shape{key.m, key.n, key.k};
+  std::vector<Knobs> list = {planned.knobs};
+  auto add = [&](const Knobs& knobs) {
+    if (std::find(list.begin(), list.end(), knobs) == list.end()) list.push_back(knobs);
+  };
+  // Each predictor that can answer: those that cannot (no tuned neighbour,
+  // no calibration) throw, and simply offer nothing.
+  for (const Predictor p : {Predictor::nearest, Predictor::model}) try {
+      add(service_.predictor().predict(p, shape, key.dtype, key.threads, key.layout));
+    } catch (const Error&) {}
+  // With no calibration, the model with nominal rates still ranks K_layers
+  // (this machine's L2 sizes the k_block_factor).
+  if (!service_.predictor().has_model(key.threads)) try {
+      add(AnalyticalModel(kNominalCalibration, l2_bytes_).predict(shape, key.dtype, key.threads).knobs);
+    } catch (const Error&) {}
+  add({1, 1});
+  return list;
+}
+
+OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned) {
+  const std::lock_guard lock(mutex_);
+  std::unique_ptr<ShapeTuning>& slot = shapes_[key];
+  if (!slot) {
+    slot = std::make_unique<ShapeTuning>();
+    slot->candidates = candidates(key, planned);
+    slot->runs.resize(slot->candidates.size());
+  }
+  ShapeTuning& t = *slot;
+  if (t.winner) return {Step::Kind::winner, *t.winner, 0};
+  if (t.measuring) return {Step::Kind::planned, planned.knobs, 0};
+  t.measuring = true;
+  return {Step::Kind::measure, t.candidates[t.next], t.next};
+}
+
+void OnlineTuner::report(const TuningKey& key, std::size_t candidate, const GemmPlan& plan,
+                         double seconds) noexcept {
+  std::unique_lock lock(mutex_);
+  ShapeTuning& t = *shapes_.at(key);
+  ShapeTuning::Runs& r = t.runs[candidate];
+  ++r.count;
+  r.sum += seconds;
+  r.min = std::min(r.min, seconds);
+  r.effective = {plan.k_layers(), plan.k_block_factor()};
+  r.blocks = plan.blocks();
+  t.spent += seconds;
+  t.next = (candidate + 1) % t.candidates.size();
+  const bool rounds_done = t.next == 0 && r.count >= kRounds;
+  if (!rounds_done && t.spent < settings_.budget_seconds) {
+    t.measuring = false;
+    return;
+  }
+  // Done: the fastest run of any candidate wins (the tuner's rule, sfc/tuner.hpp).
+  std::size_t best = candidate;
+  for (std::size_t i = 0; i < t.runs.size(); ++i)
+    if (t.runs[i].count > 0 && t.runs[i].min < t.runs[best].min) best = i;
+  // Stored before the winner is published, so a thread seeing it finds the database written.
+  lock.unlock();
+  store(key, t);
+  lock.lock();
+  t.winner = t.candidates[best];
+  t.measuring = false;
+}
+
+void OnlineTuner::skip(const TuningKey& key) noexcept {
+  const std::lock_guard lock(mutex_);
+  ShapeTuning& t = *shapes_.at(key);
+  t.next = (t.next + 1) % t.candidates.size();
+  t.measuring = false;
+}
+
+void OnlineTuner::store(const TuningKey& key, const ShapeTuning& t) noexcept {
+  try {
+    const Platform platform = detect_platform(key.threads);
+    std::vector<Measurement> measured;
+    const std::string now = utc_timestamp();
+    for (std::size_t i = 0; i < t.candidates.size(); ++i) {
+      const ShapeTuning::Runs& r = t.runs[i];
+      if (r.count == 0) continue;
+      measured.push_back({.shape = {key.m, key.n, key.k},
+                          .dtype = key.dtype,
+                          .threads = key.threads,
+                          .layout = key.layout,
+                          .k_layers = t.candidates[i].k_layers,
+                          .k_block_factor = t.candidates[i].k_block_factor,
+                          .effective_k_layers = r.effective.k_layers,
+                          .effective_k_block_factor = r.effective.k_block_factor,
+                          .blocks = r.blocks,
+                          .warmup = 0,
+                          .reps = r.count,
+                          .mean_s = r.sum / r.count,
+                          .min_s = r.min,
+                          .stddev_s = 0,
+                          .screening = false,
+                          .measured_at = now});
+    }
+    TuningStore db(settings_.db, TuningStore::Mode::create);
+    db.upsert_platform(platform);
+    db.record(platform.hash(), measured);
+  } catch (const std::exception& e) {
+    // The winner still serves this process; the next one tunes the shape again.
+    std::fprintf(stderr, "sfc-tune: online tuning of %lldx%lldx%lld: cannot store in %s: %s\n",
+                 static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
+                 settings_.db.c_str(), e.what());
+  }
+}
+
+}  // namespace sfc
