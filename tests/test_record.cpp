@@ -92,9 +92,10 @@ TEST_CASE("shape record: a malformed file is refused with its line and the reaso
                    7),
        "bad:1: not a shape record"},
   };
-  for (const auto& [text, message] : cases) {
+  for (const auto& bad : cases) {  // no structured binding: clang 14's lambdas (CAPTURE) cannot capture one
+    const std::string& text = bad.first;
     CAPTURE(text);
-    CHECK_THROWS_WITH_AS(ShapeRecord::parse(text, "bad"), doctest::Contains(message.c_str()),
+    CHECK_THROWS_WITH_AS(ShapeRecord::parse(text, "bad"), doctest::Contains(bad.second.c_str()),
                          sfc::RecordFormatError);
   }
 }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 tool=$(realpath "${1:-../../build/bin/sfc-tune}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf corpus && mkdir -p corpus/{table,import,shapes,platform,sfcconf}
+rm -rf corpus && mkdir -p corpus/{table,import,shapes,platform,sfcconf,record}
 
 # One tiny shape tuned here: a real database, and every export of it.
 "$tool" tune --grid 64 --db "$tmp/t.db" >/dev/null 2>&1
@@ -47,4 +47,13 @@ cp ../../data/grids/*.shapes corpus/shapes/
 for spec in "256,512,1024" "m=64:4096:x2 n=128 k=256,512" "0/4" "128:8192" "1000x2000x3000"; do
   printf '%s\n' "$spec" >"corpus/shapes/spec-$(printf '%s' "$spec" | md5sum | cut -c1-8)"
 done
+# Shape records, as SFC_RECORD writes them.
+printf 'sfc-shape-record 1\n' >corpus/record/empty.record
+cat >corpus/record/three.record <<'RECORD'
+sfc-shape-record 1
+# m n k dtype threads layout trans_a trans_b calls tier distance
+512 2048 2048 f32 2 row N T 1200 nearest 0.415
+2048 5632 2048 bf16 2 row N N 24 model inf
+64 64 64 f64 1 blocked ? ? 7 exact 0
+RECORD
 echo "seed corpus: $(find corpus -type f | wc -l) files"
