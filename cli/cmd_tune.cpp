@@ -70,6 +70,24 @@ class StopOnSignals {
   struct sigaction old_[std::size(kSignals)]{};
 };
 
+// What every run says at its end: shapes other tuners finished, and whether
+// (and how) it was interrupted.
+std::string tuned_elsewhere(std::size_t count) {
+  return count ? ", " + std::to_string(count) + " tuned meanwhile by another tuner" : "";
+}
+
+void warn_if_interrupted(bool interrupted) {
+  if (interrupted)
+    spdlog::warn(
+        "interrupted: every finished shape and the measurements of the current one are committed; "
+        "run the same command again to measure only what is missing");
+}
+
+// 128 + the signal, as a shell reports a process it ended (130 for Ctrl-C).
+void exit_if_interrupted(bool interrupted) {
+  if (interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
+}
+
 // ---- tune ---------------------------------------------------------------
 
 struct TuneArgs {
@@ -181,14 +199,9 @@ void run_tune_from_record(const TuneArgs& a) {
       "%s: %zu of %zu recorded shapes tuned now, %zu were already done%s; %lld measurements added in "
       "%.1f s (from %s)\n",
       a.db.c_str(), total.tuned, total.shapes, total.already_done,
-      total.tuned_elsewhere
-          ? (", " + std::to_string(total.tuned_elsewhere) + " tuned meanwhile by another tuner").c_str()
-          : "",
-      static_cast<long long>(total.measurements), total.seconds, a.source.record_file.c_str());
-  if (total.interrupted)
-    spdlog::warn(
-        "interrupted: every finished shape and the measurements of the current one are committed; "
-        "run the same command again to measure only what is missing");
+      tuned_elsewhere(total.tuned_elsewhere).c_str(), static_cast<long long>(total.measurements),
+      total.seconds, a.source.record_file.c_str());
+  warn_if_interrupted(total.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
                 {"db", a.db},
@@ -203,8 +216,7 @@ void run_tune_from_record(const TuneArgs& a) {
                 {"seconds", total.seconds},
                 {"groups", groups},
                 {"targets", shapes}});
-  // 128 + the signal, as for a grid.
-  if (total.interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
+  exit_if_interrupted(total.interrupted);
 }
 
 void run_tune(const TuneArgs& a) {
@@ -226,21 +238,14 @@ void run_tune(const TuneArgs& a) {
     summary = tune_grid(store, platform, grid, options, &g_stop);
   }
 
-  std::fprintf(
-      out,
-      "%s: %zu of %zu shapes tuned now, %zu were already done%s; %lld measurements added in %.1f s "
-      "(platform %s, %s, %d threads, %s layout%s)\n",
-      a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
-      summary.tuned_elsewhere
-          ? (", " + std::to_string(summary.tuned_elsewhere) + " tuned meanwhile by another tuner").c_str()
-          : "",
-      static_cast<long long>(summary.measurements), summary.seconds, summary.platform_hash.c_str(),
-      a.dtype.c_str(), platform.threads, a.layout.c_str(),
-      a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
-  if (summary.interrupted)
-    spdlog::warn(
-        "interrupted: every finished shape and the measurements of the current one are committed; "
-        "run the same command again to measure only what is missing");
+  std::fprintf(out,
+               "%s: %zu of %zu shapes tuned now, %zu were already done%s; %lld measurements added in %.1f s "
+               "(platform %s, %s, %d threads, %s layout%s)\n",
+               a.db.c_str(), summary.tuned, summary.shapes, summary.already_done,
+               tuned_elsewhere(summary.tuned_elsewhere).c_str(), static_cast<long long>(summary.measurements),
+               summary.seconds, summary.platform_hash.c_str(), a.dtype.c_str(), platform.threads,
+               a.layout.c_str(), a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
+  warn_if_interrupted(summary.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
                 {"db", a.db},
@@ -256,8 +261,7 @@ void run_tune(const TuneArgs& a) {
                 {"measurements", summary.measurements},
                 {"interrupted", summary.interrupted},
                 {"seconds", summary.seconds}});
-  // 128 + the signal, as a shell reports a process it ended (130 for Ctrl-C).
-  if (summary.interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
+  exit_if_interrupted(summary.interrupted);
 }
 
 }  // namespace
