@@ -7,7 +7,9 @@
 // hash of the shape's key: the kernel drops it when its tuner ends in any way,
 // kill -9 included, so no claim outlives its holder and none needs cleaning.
 // (SQLite's WAL already requires every process of a database to share one
-// machine, which is also the reach of these locks.)
+// machine, which is also the reach of these locks.) The file stays next to
+// its database: removing it while another tuner holds it open would let two
+// claims files, and so two claims on one shape, exist at once.
 //
 //   sfc::ShapeClaims claims(store.path());
 //   if (auto claim = claims.try_claim(key)) { ...measure, record... }   // released at scope end
