@@ -146,24 +146,49 @@ TEST_CASE("blas: C = alpha op(A) op(B) + beta C for every transpose, layout and 
   }
 }
 
-TEST_CASE("blas: C = A B + beta C on tight, divided matrices runs in place and adds to C scaled by beta") {
-  // Blocks divide M, N, K and the leading dimensions are tight: the in-place
-  // kernels run, layer 0 accumulating into C that the prologue scaled.
+TEST_CASE("blas: tight, divided matrices write C in place for every transpose, alpha and beta") {
+  // Blocks divide M, N, K and the leading dimensions are tight: C is written
+  // in place (layer 0 accumulating into C that the prologue scaled by beta),
+  // alpha rides on the packed operand, and the operand the loop streams is
+  // read in place when it is stored untransposed.
+  const Transpose none = Transpose::none, trans = Transpose::transpose;
   for (DType dt : {DType::f32, DType::f64})
     for (Layout layout : {Layout::row_major, Layout::col_major})
       for (int layers : {1, 3}) {
-        GemmPlan plan(
-            {.shape = {128, 64, 192}, .dtype = dt, .threads = 2, .k_layers = layers, .layout = layout});
+        const GemmShape s{128, 64, 192};
+        GemmPlan plan({.shape = s, .dtype = dt, .threads = 2, .k_layers = layers, .layout = layout});
         const bool row = layout == Layout::row_major;
-        REQUIRE_FALSE(plan.copies(layout, row ? 192 : 128, row ? 64 : 192, row ? 64 : 128).c);
-        for (double beta : {1.0, 0.25, -1.0}) {
-          CAPTURE(to_string(dt));
-          CAPTURE(to_string(layout));
-          CAPTURE(layers);
-          CAPTURE(beta);
-          check_call(plan, {layout, Transpose::none, Transpose::none, 1.0, beta}, 0);
-        }
+        for (Transpose ta : {none, trans})
+          for (Transpose tb : {none, trans}) {
+            // Tight leading dimensions of op(A) = M x K and op(B) = K x N as stored.
+            const bool a_rows = row == (ta == none), b_rows = row == (tb == none);
+            const std::int64_t lda = a_rows ? s.k : s.m, ldb = b_rows ? s.n : s.k, ldc = row ? s.n : s.m;
+            const GemmCopies copy = plan.copies(layout, ta, tb, lda, ldb, ldc, 2.0);
+            CHECK_FALSE(copy.c);
+            // The streamed operand (B of a column-major plan, A of a row-major one) is read in
+            // place when stored untransposed; transposed, where LIBXSMM has TRANS_B kernels.
+            if ((row ? ta : tb) == none) CHECK((row ? !copy.a : !copy.b));
+            CHECK((row ? copy.b : copy.a));  // the other one is packed
+            for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {1.0, 1.0}, {-2.0, 0.25}, {0.5, -1.0}}) {
+              CAPTURE(to_string(dt));
+              CAPTURE(to_string(layout));
+              CAPTURE(layers);
+              CAPTURE(int(ta));
+              CAPTURE(int(tb));
+              const double a_ = alpha, b_ = beta;  // (clang 14 cannot capture structured bindings)
+              CAPTURE(a_);
+              CAPTURE(b_);
+              check_call(plan, {layout, ta, tb, alpha, beta}, 0);
+            }
+          }
       }
+  // bf16: alpha cannot ride on a bf16 operand, so C is copied and alpha applied to the fp32 result.
+  if (supported(DType::bf16)) {
+    GemmPlan plan({.shape = {128, 64, 192}, .dtype = DType::bf16, .threads = 2, .layout = Layout::row_major});
+    CHECK_FALSE(plan.copies(Layout::row_major, none, none, 192, 64, 64, 1.0).c);
+    CHECK(plan.copies(Layout::row_major, none, none, 192, 64, 64, 2.0).c);
+    check_call(plan, {Layout::row_major, none, trans, 2.0, 0.5}, 0);
+  }
 }
 
 TEST_CASE("blas: alpha = 0 reads neither A nor B, and beta = 0 then writes zeros over NaN") {

@@ -9,7 +9,10 @@
 #include <libxsmm.h>
 
 #include <algorithm>
+#include <cassert>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "plan_impl.hpp"
 
@@ -37,11 +40,23 @@ struct Plain {
   }
 };
 
-// A block (im, kb): element (i, kk) at kk*bm + i, or in VNNI pairs for bf16.
+// LIBXSMM's transpose kernels take the leading dimension as an unsigned int.
+bool fits_unsigned(std::int64_t ld) { return ld <= std::int64_t(std::numeric_limits<unsigned>::max()); }
+
+// Copies `count` elements, times `scale` unless it is 1.
 template <class T>
-void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
+void copy_scaled(const T* src, std::int64_t count, T* dst, T scale) {
+  if (scale == T(1))
+    std::copy_n(src, count, dst);
+  else
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = scale * src[i];
+}
+
+// A block (im, kb): element (i, kk) at kk*bm + i, times `scale` (the caller
+// folds alpha into A); bf16 in VNNI pairs, unscaled.
+template <class T>
+void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst, T scale) {
   const int bm = p.blocks.bm, bk = p.blocks.bk;
-  const bool vnni = p.dtype == DType::bf16;
 #pragma omp for collapse(2) schedule(static)
   for (std::int64_t im = 0; im < p.mb; ++im)
     for (std::int64_t kb = 0; kb < p.kb; ++kb) {
@@ -50,38 +65,56 @@ void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
       const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
       const int cols = int(std::min<std::int64_t>(bk, p.shape.k - c0));
       if (rows < bm || cols < bk) std::fill(blk, blk + bm * bk, T(0));
-      if (vnni) {
+      if constexpr (!std::is_floating_point_v<T>) {  // bf16, in VNNI pairs; never scaled
         for (int i = 0; i < rows; ++i)
           for (int kk = 0; kk < cols; ++kk) blk[(kk / 2) * 2 * bm + 2 * i + kk % 2] = src(r0 + i, c0 + kk);
       } else if (src.row_major) {
-        for (int i = 0; i < rows; ++i)
-          for (int kk = 0; kk < cols; ++kk) blk[kk * bm + i] = src(r0 + i, c0 + kk);
+        // A transpose: read rows along K, write the block's columns.
+        const T* from = src.data + r0 * src.ld + c0;
+        if (p.transpose_a && rows == bm && cols == bk && fits_unsigned(src.ld)) {
+          const auto ldi = unsigned(src.ld), ldo = unsigned(bm);
+          p.transpose_a(from, &ldi, blk, &ldo);
+          if (scale != T(1))
+            for (int e = 0; e < bm * bk; ++e) blk[e] *= scale;
+        } else {
+          for (int i = 0; i < rows; ++i)
+            for (int kk = 0; kk < cols; ++kk) blk[kk * bm + i] = scale * from[i * src.ld + kk];
+        }
       } else {
         for (int kk = 0; kk < cols; ++kk)
-          std::copy_n(src.data + (c0 + kk) * src.ld + r0, rows, blk + kk * bm);
+          copy_scaled(src.data + (c0 + kk) * src.ld + r0, rows, blk + kk * bm, scale);
       }
     }
 }
 
-// B block (in, kb): element (kk, j) at j*bk + kk.
+// B block (in, kb): element (kk, j) at j*bk + kk. A row-major source is
+// walked block row by block row (kb outer), so that reads run along its rows.
 template <class T>
 void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
   const int bn = p.blocks.bn, bk = p.blocks.bk;
-#pragma omp for collapse(2) schedule(static)
-  for (std::int64_t in = 0; in < p.nb; ++in)
-    for (std::int64_t kb = 0; kb < p.kb; ++kb) {
-      T* blk = dst + (in * p.kb + kb) * bk * bn;
-      const std::int64_t r0 = kb * bk, c0 = in * bn;
-      const int rows = int(std::min<std::int64_t>(bk, p.shape.k - r0));
-      const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
-      if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
-      if (src.row_major) {
-        for (int kk = 0; kk < rows; ++kk)
-          for (int j = 0; j < cols; ++j) blk[j * bk + kk] = src(r0 + kk, c0 + j);
+  const std::int64_t blocks = p.nb * p.kb;
+#pragma omp for schedule(static)
+  for (std::int64_t t = 0; t < blocks; ++t) {
+    const std::int64_t in = src.row_major ? t % p.nb : t / p.kb;
+    const std::int64_t kb = src.row_major ? t / p.nb : t % p.kb;
+    T* blk = dst + (in * p.kb + kb) * bk * bn;
+    const std::int64_t r0 = kb * bk, c0 = in * bn;
+    const int rows = int(std::min<std::int64_t>(bk, p.shape.k - r0));
+    const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
+    if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
+    if (src.row_major) {  // a transpose
+      const T* from = src.data + r0 * src.ld + c0;
+      if (p.transpose_b && rows == bk && cols == bn && fits_unsigned(src.ld)) {
+        const auto ldi = unsigned(src.ld), ldo = unsigned(bk);
+        p.transpose_b(from, &ldi, blk, &ldo);
       } else {
-        for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
+        for (int kk = 0; kk < rows; ++kk)
+          for (int j = 0; j < cols; ++j) blk[j * bk + kk] = from[kk * src.ld + j];
       }
+    } else {
+      for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
     }
+  }
 }
 
 // How the blocked result meets C: overwrite it (alpha 1, beta 0, a plain
@@ -150,17 +183,20 @@ void check_operand_ld(const GemmPlan::Impl& p, Operand operand, Layout layout, s
 }
 
 void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
-                  void* dst) {
+                  void* dst, double scale) {
   const bool row = (layout == Layout::row_major) != p.transposed;
   // A transposed plan's loop A is the caller's B, and its loop B the caller's A.
   const bool loop_a = (operand == Operand::a) != p.transposed;
+  assert(scale == 1 || (loop_a && p.dtype != DType::bf16));
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);
     const Plain<T> view{static_cast<const T*>(src), ld, row};
-    if (loop_a)
-      pack_a_blocks<T>(p, view, static_cast<T*>(dst));
-    else
+    if (!loop_a)
       pack_b_blocks<T>(p, view, static_cast<T*>(dst));
+    else if constexpr (std::is_floating_point_v<T>)
+      pack_a_blocks<T>(p, view, static_cast<T*>(dst), T(scale));
+    else
+      pack_a_blocks<T>(p, view, static_cast<T*>(dst), T{});  // bf16: unscaled (the VNNI path)
   });
 }
 

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include <libxsmm_generator.h>  // libxsmm_trans_descriptor_init
+
 #include "plan_impl.hpp"
 
 namespace sfc {
@@ -229,6 +231,14 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
       dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m));
     }
   }
+  if (p.plain && p.dtype != DType::bf16) {  // (see Impl::transpose_a)
+    libxsmm_descriptor_blob blob;
+    const auto size = unsigned(input_size(p.dtype));
+    p.transpose_a = libxsmm_dispatch_trans(
+        libxsmm_trans_descriptor_init(&blob, size, unsigned(bk), unsigned(bm), unsigned(bm)));
+    p.transpose_b = libxsmm_dispatch_trans(
+        libxsmm_trans_descriptor_init(&blob, size, unsigned(bn), unsigned(bk), unsigned(bk)));
+  }
   if (!ok)
     throw Error(std::string(to_string(p.dtype)) + " GEMM is not supported on this CPU: LIBXSMM " +
                 LIBXSMM_VERSION + " generates no " + std::string(to_string(p.dtype)) +
@@ -305,21 +315,46 @@ void GemmPlan::execute(const void* a, const void* b, void* c) {
   run(*impl_, impl_->blocked_map, a, b, c);
 }
 
+namespace {
+
+// How gemm() runs a call: what it copies and, when C is written in place,
+// through which map (null: C is copied out of the blocked result).
+struct CallRoute {
+  GemmCopies copy;
+  const OperandMap* map = nullptr;
+};
+
 // The in-place kernels were built for the plan's own layout and tight leading
 // dimensions. In the loop's terms B and C go in place; a row-major plan's loop
-// B is the caller's A, and its loop A the caller's B.
-GemmCopies GemmPlan::copies(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const {
-  const Impl& p = *impl_;
-  if (layout == Layout::blocked) return {false, false, false};  // execute() on the caller's blocks
+// B is the caller's A, and its loop A the caller's B. The loop's A is always
+// packed there, so alpha rides on its packing (not for bf16: alpha*A would
+// round to bf16; C is then copied and alpha applied to the fp32 result).
+CallRoute route(const GemmPlan::Impl& p, Layout layout, Transpose trans_a, Transpose trans_b,
+                std::int64_t lda, std::int64_t ldb, std::int64_t ldc, double alpha) {
+  if (layout == Layout::blocked) return {{false, false, false}};  // execute() on the caller's blocks
   const GemmShape& u = p.user_shape;
   const bool row = layout == Layout::row_major;
   const bool own = row == p.transposed;
-  const bool tight_c = own && ldc == (row ? u.n : u.m);
-  const bool tight_loop_b = row ? lda == u.k : ldb == u.k;
-  if (tight_c && tight_loop_b && p.b_in_place_map.ready)
-    return row ? GemmCopies{false, true, false} : GemmCopies{true, false, false};
-  if (tight_c && p.c_in_place_map.ready) return {true, true, false};
-  return {true, true, true};
+  const bool alpha_folds = alpha == 1 || p.dtype != DType::bf16;
+  if (!own || ldc != (row ? u.n : u.m) || !alpha_folds) return {};
+  // The loop's B in place: stored untransposed and tight.
+  const bool loop_b_as_is =
+      row ? trans_a == Transpose::none && lda == u.k : trans_b == Transpose::none && ldb == u.k;
+  if (loop_b_as_is && p.b_in_place_map.ready)
+    return {row ? GemmCopies{false, true, false} : GemmCopies{true, false, false}, &p.b_in_place_map};
+  if (p.c_in_place_map.ready) return {{true, true, false}, &p.c_in_place_map};
+  return {};
+}
+
+}  // namespace
+
+GemmCopies GemmPlan::copies(Layout layout, Transpose trans_a, Transpose trans_b, std::int64_t lda,
+                            std::int64_t ldb, std::int64_t ldc, double alpha) const {
+  return route(*impl_, layout, trans_a, trans_b, lda, ldb, ldc, alpha).copy;
+}
+
+GemmCopies GemmPlan::copies(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const {
+  return copies(layout, Transpose::none, Transpose::none, lda, ldb, ldc);
 }
 
 void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
@@ -330,10 +365,8 @@ void GemmPlan::gemm(Layout layout, const void* a, std::int64_t lda, const void* 
 void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double alpha, const void* a,
                     std::int64_t lda, const void* b, std::int64_t ldb, double beta, void* c,
                     std::int64_t ldc) {
-  const bool plain_product =
-      trans_a == Transpose::none && trans_b == Transpose::none && alpha == 1 && beta == 0;
   if (layout == Layout::blocked) {
-    if (!plain_product)
+    if (trans_a != Transpose::none || trans_b != Transpose::none || alpha != 1 || beta != 0)
       throw Error("transposes, alpha and beta need plain matrices (row or col layout), not the blocked one");
     return execute(a, b, c);
   }
@@ -353,28 +386,28 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   check_result_ld(p, layout, ldc);
   if (alpha == 0) return scale_result(p, layout, c, ldc, beta);  // A and B are not read
 
-  // In place only what the in-place kernels were built for: the plan's own
-  // layout and no transposes; and C = A B (+ beta C, which the loop's
-  // prologue scales and layer 0 adds to). Otherwise the blocked result is
-  // written into C with alpha and beta applied.
-  const bool no_transposes = trans_a == Transpose::none && trans_b == Transpose::none;
-  const bool accumulate = no_transposes && alpha == 1 && beta != 0;
-  const GemmCopies copy =
-      plain_product || accumulate ? copies(layout, lda, ldb, ldc) : GemmCopies{true, true, true};
+  const CallRoute way = route(p, layout, trans_a, trans_b, lda, ldb, ldc, alpha);
+  const GemmCopies& copy = way.copy;
   reserve_buffers(p, copy);
   const void* a_used = copy.a ? p.a_packed.data() : a;
   const void* b_used = copy.b ? p.b_packed.data() : b;
+  // C in place: alpha scales the packed loop A (the caller's A, or B in a
+  // row-major plan), the prologue scales C by beta (1: nothing) and layer 0's
+  // first round adds to it (beta = 0: overwrites it, C never read). C copied:
+  // the blocked result is written into C with alpha and beta applied.
+  const bool in_place = way.map != nullptr;
+  const bool accumulate = in_place && beta != 0;
+  const double alpha_a = in_place && !p.transposed ? alpha : 1,
+               alpha_b = in_place && p.transposed ? alpha : 1;
   // Packing runs in the loop's own thread team, so packing A and B costs no
   // fork and join of its own (each costs ~3.4 us on this 2-core machine, 3.5%
   // of a 256^3 GEMM); unpacking a copied C is a second team.
   const Prologue pack = [&] {
-    if (copy.a) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data());
-    if (copy.b) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data());
-    if (!copy.c && accumulate && beta != 1) scale_result_lines(p, layout, c, ldc, beta);
+    if (copy.a) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
+    if (copy.b) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
+    if (accumulate && beta != 1) scale_result_lines(p, layout, c, ldc, beta);
   };
-  if (!copy.c)
-    return run(p, copy.a && copy.b ? p.c_in_place_map : p.b_in_place_map, a_used, b_used, c, pack,
-               accumulate);
+  if (in_place) return run(p, *way.map, a_used, b_used, c, pack, accumulate);
   run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack);
   unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }

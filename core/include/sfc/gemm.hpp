@@ -134,22 +134,30 @@ class GemmPlan {
   // `layout` (row or col major; the plan's M x N x K are op(A)'s M x K and
   // op(B)'s K x N). beta = 0 never reads C (NaN or Inf there do not leak);
   // alpha = 0 never reads A or B. A transposed operand is read through the
-  // other layout when it is packed, never copied first; alpha and beta are
-  // applied where C is written from the blocked result (when alpha = 1 and
-  // beta = 0, C may be written in place instead, as the call above does).
-  // bf16: alpha and beta apply to the fp32 C. Throws sfc::Error for a leading
-  // dimension below its minimum, or for Layout::blocked with anything but
-  // (none, none, 1, 0).
+  // other layout when it is packed, never copied first. Where C is written in
+  // place (copies() says when), alpha scales the packed operand and beta
+  // scales C in the loop's prologue (beta = 1: C is not touched before the
+  // loop adds to it); otherwise both are applied where C is written from the
+  // blocked result. bf16: alpha and beta apply to the fp32 C. Throws
+  // sfc::Error for a leading dimension below its minimum, or for
+  // Layout::blocked with anything but (none, none, 1, 0).
   void gemm(Layout layout, Transpose trans_a, Transpose trans_b, double alpha, const void* a,
             std::int64_t lda, const void* b, std::int64_t ldb, double beta, void* c, std::int64_t ldc);
 
   // What gemm() with these arguments copies. Everything, unless the call is in
   // the plan's own (plain) layout with a tight ldc and blocks that divide M and
-  // N: then C is written in place; if moreover the blocks divide K and the
-  // other operand is tight, only one operand is packed
-  // (row-major: B, with lda = K; column-major: A, with ldb = K). Tight means
-  // row-major lda = K, ldb = ldc = N; column-major lda = ldc = M, ldb = K.
+  // N: then C is written in place and A and B are packed (transposed or not);
+  // if moreover the blocks divide K and the operand the loop streams is tight,
+  // only the other one is packed (row-major: B, with op(A) = A and lda = K, or
+  // op(A) = A^T and lda = M; column-major: A, with op(B) = B and ldb = K, or
+  // op(B) = B^T and ldb = N; transposed: fp32 and fp64, where LIBXSMM has
+  // kernels that read B transposed). Tight means row-major lda = K, ldb = ldc =
+  // N; column-major lda = ldc = M, ldb = K. bf16 with alpha != 1 copies C
+  // (alpha*A would round to bf16).
   // With Layout::blocked, nothing (gemm() is execute()).
+  GemmCopies copies(Layout layout, Transpose trans_a, Transpose trans_b, std::int64_t lda, std::int64_t ldb,
+                    std::int64_t ldc, double alpha = 1) const;
+  // The same for C = A * B (no transposes, alpha 1).
   GemmCopies copies(Layout layout, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) const;
 
   struct Impl;
