@@ -32,8 +32,10 @@ namespace {
 struct BenchArguments {
   ShapeSource source;
   std::string dtype = "f32", config = "best", db, platform, vs = "openblas,blis,onednn";
-  std::string layout = "blocked", csv, plot, statistic = "min", trans = "NN";
-  double alpha = 1, beta = 0;
+  std::string layout = "blocked", csv, plot, statistic = "min";
+  std::vector<std::string> trans = {"NN"};  // the first call is SFC-CA's; the others are variants
+  std::vector<double> beta = {0};
+  double alpha = 1;
   int threads = 0, reps = 10, warmup = 2, passes = 1;
   double min_seconds = 0;
   bool json = false;
@@ -211,11 +213,18 @@ void run_bench_command(const BenchArguments& a) {
   options.min_seconds = a.min_seconds;
   options.warmup = a.warmup;
   options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
-  options.call = {.trans_a = a.trans[0] == 'T' ? Transpose::transpose : Transpose::none,
-                  .trans_b = a.trans[1] == 'T' ? Transpose::transpose : Transpose::none,
-                  .alpha = a.alpha,
-                  .beta = a.beta};
-  if (options.layout == Layout::blocked && !options.call.plain_product())
+  // Every --trans with every --beta: the first pair is SFC-CA's call, the rest
+  // variants timed beside it.
+  std::vector<GemmArguments> calls;
+  for (const std::string& trans : a.trans)
+    for (double beta : a.beta)
+      calls.push_back({.trans_a = trans[0] == 'T' ? Transpose::transpose : Transpose::none,
+                       .trans_b = trans[1] == 'T' ? Transpose::transpose : Transpose::none,
+                       .alpha = a.alpha,
+                       .beta = beta});
+  options.call = calls.front();
+  options.variants.assign(calls.begin() + 1, calls.end());
+  if (options.layout == Layout::blocked && (calls.size() > 1 || !options.call.plain_product()))
     throw Error("--trans, --alpha and --beta need --layout row or col (the blocked entry is C = A*B)");
   const std::vector<std::string> peer_names = parse_peer_list(a.vs);
   const ConfigChoice config = parse_config_choice(a.config, a.db);
@@ -345,13 +354,18 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"blocked", "row", "col"}))
       ->capture_default_str();
   cmd->add_option("--trans", a->trans,
-                  "op(A) and op(B) of SFC-CA's plain entry: NN, NT, TN or TT (T: transposed)")
+                  "op(A) and op(B) of SFC-CA's plain entry: NN, NT, TN or TT (T: transposed). A list "
+                  "(NN,NT,TN,TT) times the others beside the first, each reported as an implementation "
+                  "(sfc-ca:NT)")
+      ->delimiter(',')
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
       ->capture_default_str();
   cmd->add_option("--alpha", a->alpha,
                   "C = alpha op(A) op(B) + beta C (plain entry; peers run alpha 1, beta 0)")
       ->capture_default_str();
-  cmd->add_option("--beta", a->beta, "See --alpha")->capture_default_str();
+  cmd->add_option("--beta", a->beta, "See --alpha; a list (0,1) as for --trans (sfc-ca:NN:beta=1)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
   cmd->add_option("--plot", a->plot,
                   "Also write an SVG plot (GFLOP/s by shape, sorted by arithmetic intensity)");

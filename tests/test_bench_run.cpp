@@ -126,6 +126,35 @@ TEST_CASE("bench: transposes, alpha and beta run SFC-CA alone, through the BLAS 
                   sfc::Error);
 }
 
+TEST_CASE("bench: variants of the call are timed beside it, as implementations of their own") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  sfc::BenchOptions o = tiny_options(sfc::Layout::row_major);
+  o.passes = 2;
+  const sfc::Transpose t = sfc::Transpose::transpose, n = sfc::Transpose::none;
+  o.variants = {{.trans_a = n, .trans_b = t}, {.trans_a = t, .trans_b = t}, {.beta = 1}};
+  std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+  peers.push_back(std::make_unique<NaivePeer>("first", true));
+  const sfc::BenchResult r = sfc::run_bench(
+      kShapes, o,
+      [](const sfc::GemmShape&) {
+        return sfc::Knobs{2, 1};
+      },
+      std::move(peers), kRoofline);
+  CHECK(r.implementations ==
+        std::vector<std::string>{"sfc-ca", "sfc-ca:NT", "sfc-ca:TT", "sfc-ca:NN:beta=1", "first"});
+  REQUIRE(r.shapes.size() == 2);
+  for (const sfc::ShapeMeasurement& m : r.shapes) {
+    REQUIRE(m.timings.size() == 5);
+    for (const sfc::Timing& timing : m.timings) CHECK(timing.reps == 2 * o.reps);  // both passes pooled
+    CHECK(m.max_error_ratio <= 1);
+  }
+  CHECK(r.notes.empty());
+  o.layout = sfc::Layout::blocked;  // the blocked entry has no BLAS arguments
+  CHECK_THROWS_AS(sfc::run_bench(
+                      kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, {}, kRoofline),
+                  sfc::Error);
+}
+
 TEST_CASE("bench: passes time every implementation again and pool the runs") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   for (sfc::Layout layout : {sfc::Layout::blocked, sfc::Layout::row_major}) {

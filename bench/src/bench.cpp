@@ -127,14 +127,26 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
   const Layout plain_layout = options.layout == Layout::col_major ? Layout::col_major : Layout::row_major;
   if (options.layout != Layout::blocked || !peers.empty())
     plain.emplace(plan, plain_layout, runs, 42, options.call);
+  // Each variant's operands are stored as its call reads them (a transposed
+  // operand transposed), one set of inputs each.
+  std::vector<ColdOperands> variants;
+  variants.reserve(options.variants.size());
+  for (const GemmArguments& call : options.variants)
+    variants.emplace_back(plan, plain_layout, runs, 42, call);
 
-  m.timings.assign(1 + peers.size(), Timing{});
+  const std::size_t first_peer = 1 + variants.size();
+  m.timings.assign(first_peer + peers.size(), Timing{});
   for (int pass = 0; pass < options.passes; ++pass) {
     std::this_thread::sleep_for(kSettleTime);
     m.timings[0] = pooled(m.timings[0], (blocked ? *blocked : *plain).time(plan, options.warmup, reps));
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      std::this_thread::sleep_for(kSettleTime);
+      m.timings[1 + i] = pooled(m.timings[1 + i], variants[i].time(plan, options.warmup, reps));
+    }
     for (std::size_t i = 0; i < peers.size(); ++i) {
       std::this_thread::sleep_for(kSettleTime);
-      m.timings[1 + i] = pooled(m.timings[1 + i], time_peer(*peers[i], *plain, shape, options, reps));
+      m.timings[first_peer + i] =
+          pooled(m.timings[first_peer + i], time_peer(*peers[i], *plain, shape, options, reps));
     }
   }
   if (!peers.empty()) m.max_error_ratio = verify(plan, *plain, peers, options.dtype);
@@ -142,6 +154,15 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
 }
 
 }  // namespace
+
+std::string variant_name(const GemmArguments& variant, const GemmArguments& reference) {
+  std::string name = std::string(kSfcImplementation) + ":";
+  name += variant.trans_a == Transpose::none ? 'N' : 'T';
+  name += variant.trans_b == Transpose::none ? 'N' : 'T';
+  if (variant.alpha != reference.alpha) name += fmt::format(":alpha={}", variant.alpha);
+  if (variant.beta != reference.beta) name += fmt::format(":beta={}", variant.beta);
+  return name;
+}
 
 int bench_reps(const GemmShape& shape, const BenchOptions& options, double roofline_gflops) {
   if (options.min_seconds <= 0 || roofline_gflops <= 0) return options.reps;
@@ -161,7 +182,7 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
   if (options.warmup < 0) throw Error("warm-up runs must be >= 0, got " + std::to_string(options.warmup));
   if (options.threads < 1) throw Error("threads must be >= 1, got " + std::to_string(options.threads));
 
-  if (options.layout == Layout::blocked && !options.call.plain_product())
+  if (options.layout == Layout::blocked && (!options.call.plain_product() || !options.variants.empty()))
     throw Error("transposes, alpha and beta need --layout row or col");
 
   BenchResult result;
@@ -174,6 +195,8 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     peers.clear();
   }
   result.implementations.emplace_back(kSfcImplementation);
+  for (const GemmArguments& variant : options.variants)
+    result.implementations.push_back(variant_name(variant, options.call));
   std::vector<std::unique_ptr<GemmPeer>> usable;
   for (auto& peer : peers) {
     if (!peer->supports(options.dtype)) {

@@ -45,7 +45,15 @@ struct BenchOptions {
   // SFC-CA's BLAS arguments on a plain entry (transposes, alpha, beta). The
   // peers run C = A * B only, so any other call runs SFC-CA alone.
   GemmArguments call;
+  // More SFC-CA calls on the same plan, timed in turn with the rest and
+  // reported as implementations of their own (variant_name()): NT against
+  // NN, or beta = 1 against beta = 0, side by side in one run.
+  std::vector<GemmArguments> variants;
 };
+
+// A variant's name in reports: "sfc-ca:" and its transposes, then alpha and
+// beta where they differ from `reference`'s ("sfc-ca:NN:beta=1").
+std::string variant_name(const GemmArguments& variant, const GemmArguments& reference);
 
 struct ShapeMeasurement {
   GemmShape shape;
