@@ -121,7 +121,8 @@ struct ConfigCosts {
 //   while they stay in cache next to one round's panels.
 // Re-reads stream at `reread_rate` of the thread's bandwidth share: one
 // core's demand misses, not the prefetched sweep beta was measured with.
-double config_seconds(const ConfigCosts& c, double round_depth, double budget, double l2_bytes, double reread_rate) {
+double config_seconds(const ConfigCosts& c, double round_depth, double budget, double l2_bytes,
+                      double reread_rate) {
   const double round_panels = c.panel_elements * round_depth * c.input_bytes;
   const double slabs = c.slab_elements * round_depth * c.input_bytes;  // one tile's A and B slabs
   double reread = 0;
@@ -191,8 +192,9 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     const std::int64_t layer_blocks = (g.kb + layers - 1) / layers;
     for (int f = 1; f <= most_rounds(g, layers); ++f) {
       c.rounds = f;
-      const double seconds = config_seconds(c, double((layer_blocks + f - 1) / f) * g.blocks.bk,
-                                            l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_);
+      const double seconds =
+          config_seconds(c, double((layer_blocks + f - 1) / f) * g.blocks.bk,
+                         l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_);
       p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);
       // Fewer layers, then fewer rounds, unless clearly faster.
       if (seconds < best * (1 - 1e-9)) {

@@ -54,8 +54,8 @@ class AnalyticalModel {
  public:
   // `calibration.beta_gbytes_per_s` is the bandwidth all threads reach
   // together (the GEMM's threads share it); gamma is per core, fp32.
-  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes,
-                  double l2_fraction = kPanelL2Fraction, double reread_rate = kRereadRate);
+  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = kPanelL2Fraction,
+                  double reread_rate = kRereadRate);
 
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;
