@@ -90,7 +90,8 @@ int fitting_block_factor(const Grid& g, const ThreadShare& s, int k_layers, DTyp
   return most;
 }
 
-// What one K_layers value costs the busiest thread, whatever the rounds.
+// What one K_layers value costs the busiest thread; `rounds` is the
+// k_block_factor being priced.
 struct ConfigCosts {
   double input_bytes;      // per A or B element
   double tiles;            // C tiles it computes
@@ -185,7 +186,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     c.c_patch_bytes = s.tiles * tile * out;
     c.compute_seconds = 2.0 * s.tiles * tile * s.k_depth / gamma;
     c.memory_bytes = s.panel_blocks * s.k_depth * in + c.c_patch_bytes;
-    // Summing the copies reads c tiles and writes one, after a barrier.
+    // Summing the copies reads K_layers tiles and writes one, after a barrier.
     c.reduce_bytes = layers > 1 ? s.reduce_tiles * tile * out * (layers + 1) : 0.0;
     // Every thread streams at once, so each gets its share of the bandwidth.
     c.bandwidth = calibration_.beta_gbytes_per_s * 1e9 / threads;
