@@ -13,6 +13,17 @@ namespace {
 constexpr std::size_t l2 = 1 << 20;
 const Calibration fast_memory{200, 400};  // GFLOP/s per core, GB/s: compute bound
 const Calibration slow_memory{200, 1};    // memory bound everywhere
+// The 2-core Xeon of the wide tables (docs/experiments): 104 GFLOP/s per
+// core, 17 GB/s for both threads, 2 MiB of L2.
+const Calibration xeon{104, 17};
+constexpr std::size_t xeon_l2 = 2 << 20;
+
+// Elements of A and B one kernel call contracts per tile (bm + bn) x depth.
+std::int64_t call_depth(const GemmShape& s, Knobs k) {
+  const std::int64_t kb = (s.k + 63) / 64;
+  const std::int64_t layer = (kb + k.k_layers - 1) / k.k_layers;
+  return (layer + k.k_block_factor - 1) / k.k_block_factor * 64;
+}
 }  // namespace
 
 TEST_CASE("model: large K with small M, N and little bandwidth splits K into layers") {
@@ -44,6 +55,45 @@ TEST_CASE("model: too few tiles for the threads are split along K") {
   // One 64 x 64 tile: with one layer, one thread idles; two layers share it.
   const AnalyticalModel model(fast_memory, l2);
   CHECK(model.predict({64, 64, 8192}, DType::f32, 2).knobs.k_layers == 2);
+}
+
+TEST_CASE("model: a long K over a few C tiles is cut into layers or rounds, not streamed in one call") {
+  // 128 x 96 x 7712 on 2 threads: 2 x 2 tiles, 121 K blocks. In one call a
+  // tile's A and B slabs are (64 + 48) x 7712 x 4 bytes = 3.3 MiB, more than
+  // L2: consecutive tiles lose their shared slab and the kernel streams both
+  // (measured 1.9x slower than the winner). The model cuts K until two
+  // tiles' slabs fit L2.
+  const AnalyticalModel model(xeon, xeon_l2);
+  for (const GemmShape s :
+       {GemmShape{128, 96, 7712}, GemmShape{384, 224, 10112}, GemmShape{96, 448, 23968}}) {
+    CAPTURE(s.k);
+    const ModelPrediction p = model.predict(s, DType::f32, 2);
+    CHECK(p.knobs != Knobs{1, 1});
+    CHECK(2 * 128 * call_depth(s, p.knobs) * 4 <= std::int64_t(xeon_l2));
+    CHECK(p.seconds[p.knobs.k_layers - 1] < p.seconds[0] * 1.0001);
+  }
+}
+
+TEST_CASE("model: fewer C tiles than threads take as many layers as keep every thread busy") {
+  // 64 x 128: 2 tiles for 8 threads. One layer leaves 6 threads idle; 4
+  // layers give each thread a tile over a quarter of K.
+  CHECK(AnalyticalModel(fast_memory, l2).predict({64, 128, 4096}, DType::f32, 8).knobs.k_layers >= 4);
+  CHECK(AnalyticalModel(xeon, xeon_l2).predict({64, 128, 4096}, DType::f32, 8).knobs.k_layers >= 4);
+}
+
+TEST_CASE("model: rounds only where each thread's C tiles stay in L2 between them") {
+  // 4096 x 4096 x 1024 on 2 threads: each thread's 2048 tiles of C (32 MiB)
+  // cannot stay in L2, so an extra round re-reads and re-writes them all; the
+  // L2 rule alone (the panels of one round) would ask for the most rounds.
+  const AnalyticalModel paper(fast_memory, l2, 0.5);
+  CHECK(paper.block_factor({4096, 4096, 1024}, DType::f32, 2, 1) == 8);
+  CHECK(paper.predict({4096, 4096, 1024}, DType::f32, 2).knobs == Knobs{1, 1});
+  CHECK(AnalyticalModel(xeon, xeon_l2).predict({1728, 1600, 1088}, DType::f32, 2).knobs == Knobs{1, 1});
+  // 96 x 96 x 8192: 4 tiles of 48 x 48 (36 KiB of C), panels of 7.5 MiB per
+  // thread and K: rounds cost almost nothing and keep the slabs in L2.
+  const ModelPrediction small_c =
+      AnalyticalModel(Calibration{200, 60}, l2).predict({96, 96, 8192}, DType::f32, 2);
+  CHECK(small_c.knobs.k_block_factor > 1);
 }
 
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {

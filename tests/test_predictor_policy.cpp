@@ -101,31 +101,50 @@ TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
   CHECK(a.tier == Tier::model);
   CHECK(a.distance > 1.0);
   CHECK(a.nearest.m == 256);
-  const AnalyticalModel model(calibrated, 1 << 20, p.l2_fraction(2));
+  const AnalyticalModel model(calibrated, 1 << 20, p.l2_fraction(2), p.reread_rate(2));
   CHECK(a.knobs == model.predict(far, DType::f32, 2).knobs);
 }
 
-TEST_CASE("policy: the L2 fraction is fitted to the tuned shapes") {
-  // Every large shape runs best with one round, 4% slower per extra round (a
-  // machine where re-reading C costs more than missing L2): the paper's 0.5
-  // would ask for 8 rounds; the fitted fraction lets the model answer 1.
+TEST_CASE("policy: the L2 fraction and the re-read rate are fitted to the tuned shapes") {
+  // Long K over 4 x 4 tiles, whose winners split K as a machine would where
+  // re-reading A and B from beyond L2 runs at a quarter of a thread's
+  // bandwidth share: the default rate (half) sees no stall and answers one
+  // layer and one round; the fitted model answers the winners.
+  const AnalyticalModel slow_rereads(calibrated, 1 << 20, 0.5, 0.25);
+  std::vector<TunedShape> long_k;
+  for (std::int64_t k : {4096, 8192, 16384, 32768, 65536})
+    long_k.push_back(
+        synthetic_shape({256, 256, k}, slow_rereads.predict({256, 256, k}, DType::f32, 2).knobs));
+  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({256, 256, 65536}, DType::f32, 2).knobs == Knobs{1, 1});
+  const ConfigPredictor fitted({synthetic_table(long_k, calibrated)});
+  CHECK(fitted.reread_rate(2) == 0.25);
+  CHECK(fitted.l2_fraction(2) == 0.5);
+  for (const TunedShape& s : long_k)
+    CHECK(fitted.predict(Predictor::model, s.shape, DType::f32, 2) == Knobs{s.k_layers, s.k_block_factor});
+
+  // Large shapes keep one round with the paper's 0.5: each thread's C tiles
+  // cannot stay in L2 between rounds (the fitted fraction once had to grow
+  // to 4-64 x L2 to say so).
   std::vector<TunedShape> one_round;
   for (std::int64_t m : {1024, 2048, 4096})
     for (std::int64_t k : {1024, 4096}) one_round.push_back(synthetic_shape({m, m, k}, {1, 1}));
-  const ConfigPredictor fitted({synthetic_table(one_round, calibrated)});
-  CHECK(fitted.l2_fraction(2) > 0.5);
-  CHECK(fitted.predict(Predictor::model, {3000, 3000, 3000}, DType::f32, 2) == Knobs{1, 1});
-  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({3000, 3000, 3000}, DType::f32, 2).knobs == Knobs{1, 8});
+  const ConfigPredictor large({synthetic_table(one_round, calibrated)});
+  CHECK(large.l2_fraction(2) == 0.5);
+  CHECK(large.predict(Predictor::model, {3000, 3000, 3000}, DType::f32, 2) == Knobs{1, 1});
 
-  // Winners that are the paper's rule keep its fraction; a fixed one is kept.
+  // Winners that are the default model's keep its numbers; a fixed fraction is kept.
   const AnalyticalModel paper(calibrated, 1 << 20);
   std::vector<TunedShape> ruled;
   for (std::int64_t k : {256, 512, 1024, 4096})
     ruled.push_back(synthetic_shape({256, 256, k}, paper.predict({256, 256, k}, DType::f32, 2).knobs));
-  CHECK(ConfigPredictor({synthetic_table(ruled, calibrated)}).l2_fraction(2) == 0.5);
+  const ConfigPredictor kept({synthetic_table(ruled, calibrated)});
+  CHECK(kept.l2_fraction(2) == 0.5);
+  CHECK(kept.reread_rate(2) == kRereadRate);
   PredictorOptions fixed;
   fixed.l2_fraction = 2.0;
-  CHECK(ConfigPredictor({synthetic_table(one_round, calibrated)}, fixed).l2_fraction(2) == 2.0);
+  const ConfigPredictor fixed_fraction({synthetic_table(one_round, calibrated)}, fixed);
+  CHECK(fixed_fraction.l2_fraction(2) == 2.0);
+  CHECK(fixed_fraction.reread_rate(2) == kRereadRate);
 }
 
 TEST_CASE("policy: without calibration or tuned shapes the safe default answers") {
@@ -167,10 +186,12 @@ TEST_CASE(
   // Winners that are exactly the model's, all different along the line, each
   // 50% ahead of every other configuration: a neighbour's winner costs 50%,
   // so the model answers everything that was not tuned.
+  // (96 x 96: 2 x 2 tiles of 48, whose slabs re-read from beyond L2 stall
+  // the kernel, so rounds and then layers grow with K.)
   const AnalyticalModel model(calibrated, 1 << 20);
   std::vector<TunedShape> modelled;
-  for (std::int64_t k : {256, 512, 1024, 4096}) {
-    const GemmShape shape{256, 256, k};
+  for (std::int64_t k : {4096, 8192, 16384, 65536}) {
+    const GemmShape shape{96, 96, k};
     const Knobs w = model.predict(shape, DType::f32, 2).knobs;
     if (!modelled.empty()) REQUIRE(w != Knobs{modelled.back().k_layers, modelled.back().k_block_factor});
     TunedShape s = synthetic_shape(shape, w);
@@ -180,7 +201,7 @@ TEST_CASE(
   }
   const ConfigPredictor model_wins({synthetic_table(modelled, calibrated)});
   CHECK(model_wins.policy_max_distance(DType::f32, 2) < 1.0);
-  CHECK(model_wins.query({256, 256, 2000}, DType::f32, 2).tier == Tier::model);
+  CHECK(model_wins.query({96, 96, 32000}, DType::f32, 2).tier == Tier::model);
 }
 
 TEST_CASE("policy: bad input is refused with sfc::Error") {

@@ -74,15 +74,64 @@ double flops_per_second(const Calibration& c, DType dtype) {
 
 int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }
 
+// The engine runs at most a layer's K blocks as rounds (it clamps more).
+int most_rounds(const Grid& g, int k_layers) {
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>(kMaxKBlockFactor, g.kb / k_layers)));
+}
+
 int fitting_block_factor(const Grid& g, const ThreadShare& s, int k_layers, DType dtype,
                          double budget_bytes) {
   const std::int64_t layer_blocks = (g.kb + k_layers - 1) / k_layers;
-  const int most = int(std::min<std::int64_t>(kMaxKBlockFactor, g.kb / k_layers));
+  const int most = most_rounds(g, k_layers);
   for (int f = 1; f < most; ++f) {
     const double round_depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;
     if (s.panel_blocks * round_depth * double(input_size(dtype)) <= budget_bytes) return f;
   }
-  return std::max(most, 1);
+  return most;
+}
+
+// What one K_layers value costs the busiest thread; `rounds` is the
+// k_block_factor being priced.
+struct ConfigCosts {
+  double input_bytes;      // per A or B element
+  double tiles;            // C tiles it computes
+  double k_depth;          // K elements per layer
+  double panel_elements;   // its patches' A row + B column elements, per K element
+  double slab_elements;    // bm + bn: one tile's A and B, per K element
+  double c_patch_bytes;    // its C tiles
+  double compute_seconds;  // its FLOPs at gamma
+  double memory_bytes;     // compulsory: panels once over the K depth, C once
+  double reduce_bytes;     // its share of summing the copies
+  double bandwidth;        // its share of beta, bytes/s
+  int rounds = 1;
+};
+
+// Seconds of one configuration for the busiest thread: a roofline over its
+// FLOPs, its compulsory traffic from memory (its patch's A and B panels over
+// the layer's K depth, once, and its C tiles), and what it has to fetch again
+// because L2 does not hold it, plus the reduction of the copies.
+//
+// Fetched again (the paper's condition (1), section II-E2):
+// - A and B: when one round's panels of the thread's patch fit the budget,
+//   every element is read once per round (no re-reads). Otherwise the tiles
+//   lose the panel reuse: consecutive tiles of the curve share one of their
+//   two slabs, which survives while two tiles' slabs fit in L2, so each tile
+//   reads about one new slab; when not even that fits (a long K depth per
+//   kernel call), both, streaming through the kernel.
+// - C: an extra round re-reads and re-writes the thread's C tiles, free only
+//   while they stay in cache next to one round's panels.
+// Re-reads stream at `reread_rate` of the thread's bandwidth share: one
+// core's demand misses, not the prefetched sweep beta was measured with.
+double config_seconds(const ConfigCosts& c, double round_depth, double budget, double l2_bytes,
+                      double reread_rate) {
+  const double round_panels = c.panel_elements * round_depth * c.input_bytes;
+  const double slabs = c.slab_elements * round_depth * c.input_bytes;  // one tile's A and B slabs
+  double reread = 0;
+  if (round_panels > budget)
+    reread = c.tiles * c.slab_elements * c.k_depth * c.input_bytes * (2 * slabs <= l2_bytes ? 0.5 : 1.0);
+  if (c.rounds > 1 && c.c_patch_bytes + round_panels > budget) reread += (c.rounds - 1) * 2 * c.c_patch_bytes;
+  return std::max({c.compute_seconds, c.memory_bytes / c.bandwidth, reread / (reread_rate * c.bandwidth)}) +
+         c.reduce_bytes / c.bandwidth;
 }
 
 }  // namespace
@@ -95,8 +144,9 @@ void check_prediction_request(const GemmShape& shape, int threads) {
   if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
 }
 
-AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction)
-    : calibration_(calibration), l2_bytes_(l2_bytes), l2_fraction_(l2_fraction) {}
+AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction,
+                                 double reread_rate)
+    : calibration_(calibration), l2_bytes_(l2_bytes), l2_fraction_(l2_fraction), reread_rate_(reread_rate) {}
 
 bool AnalyticalModel::calibrated() const {
   return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 && l2_bytes_ > 0;
@@ -121,22 +171,39 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);
-  // Every thread streams at once, so each gets its share of the bandwidth.
-  const double beta = calibration_.beta_gbytes_per_s * 1e9 / threads;
 
   ModelPrediction p;
   p.seconds.fill(std::numeric_limits<double>::infinity());
-  for (int c = 1; c <= usable_layers(g); ++c) {
-    const ThreadShare s = thread_share(g, c, threads);
-    const double compute = 2.0 * s.tiles * tile * s.k_depth / gamma;
-    const double gemm_bytes = s.panel_blocks * s.k_depth * in + s.tiles * tile * out;
-    // Summing the copies reads c tiles and writes one, after a barrier.
-    const double reduce_bytes = c > 1 ? s.reduce_tiles * tile * out * (c + 1) : 0.0;
-    p.seconds[c - 1] = std::max(compute, gemm_bytes / beta) + reduce_bytes / beta;
+  double best = std::numeric_limits<double>::infinity();
+  for (int layers = 1; layers <= usable_layers(g); ++layers) {
+    const ThreadShare s = thread_share(g, layers, threads);
+    ConfigCosts c;
+    c.input_bytes = in;
+    c.tiles = s.tiles;
+    c.k_depth = s.k_depth;
+    c.panel_elements = s.panel_blocks;
+    c.slab_elements = double(g.blocks.bm + g.blocks.bn);
+    c.c_patch_bytes = s.tiles * tile * out;
+    c.compute_seconds = 2.0 * s.tiles * tile * s.k_depth / gamma;
+    c.memory_bytes = s.panel_blocks * s.k_depth * in + c.c_patch_bytes;
+    // Summing the copies reads K_layers tiles and writes one, after a barrier.
+    c.reduce_bytes = layers > 1 ? s.reduce_tiles * tile * out * (layers + 1) : 0.0;
+    // Every thread streams at once, so each gets its share of the bandwidth.
+    c.bandwidth = calibration_.beta_gbytes_per_s * 1e9 / threads;
+    const std::int64_t layer_blocks = (g.kb + layers - 1) / layers;
+    for (int f = 1; f <= most_rounds(g, layers); ++f) {
+      c.rounds = f;
+      const double seconds =
+          config_seconds(c, double((layer_blocks + f - 1) / f) * g.blocks.bk,
+                         l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_);
+      p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);
+      // Fewer layers, then fewer rounds, unless clearly faster.
+      if (seconds < best * (1 - 1e-9)) {
+        best = seconds;
+        p.knobs = {layers, f};
+      }
+    }
   }
-  const int best = int(std::min_element(p.seconds.begin(), p.seconds.end()) - p.seconds.begin()) + 1;
-  const ThreadShare s = thread_share(g, best, threads);
-  p.knobs = {best, fitting_block_factor(g, s, best, dtype, l2_fraction_ * double(l2_bytes_))};
   return p;
 }
 

@@ -71,11 +71,13 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   for (auto& g : groups_) choose_policy(*g);
 }
 
-// The L2 rule's fraction for one thread count, fitted to its tuned shapes:
-// the candidate whose answers (the model's, or the default's without
-// calibration) have the lowest total regret on them. The paper's 0.5 is the
-// first candidate, so it stays on ties. A large fraction says that missing L2
-// costs less than re-reading C once per extra round (a large, fast L3).
+// The model's two fitted numbers for one thread count, from its tuned shapes:
+// the L2 fraction of one round's panels and the rate at which what L2 fails
+// to hold is fetched again -- the pair whose answers (the model's, or the
+// default's without calibration) have the lowest total regret on them. The
+// paper's 0.5 and kRereadRate come first, so they stay on ties. A large
+// fraction says that missing L2 costs little (a large, fast L3); a low rate
+// that re-reading A and B from beyond L2 stalls the kernel.
 void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const {
   std::vector<const ShapeGroup*> tuned;
   std::size_t count = 0;
@@ -87,17 +89,20 @@ void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const
   if (count < min_shapes_to_choose) return;
   double best = std::numeric_limits<double>::infinity();
   const AnalyticalModel original = model;
-  for (double fraction : candidate_l2_fractions) {
-    const AnalyticalModel candidate = original.with_l2_fraction(fraction);
-    double total = 0;
-    for (const ShapeGroup* g : tuned)
-      for (std::size_t i = 0; i < g->shapes.size(); ++i)
-        total += g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads).knobs);
-    if (total < best) {
-      best = total;
-      model = candidate;
+  // Without a calibration only the default's L2 rule answers: the rate plays no part.
+  const std::size_t rates = original.calibrated() ? candidate_reread_rates.size() : 1;
+  for (std::size_t r = 0; r < rates; ++r)
+    for (double fraction : candidate_l2_fractions) {
+      const AnalyticalModel candidate = original.with_fit(fraction, candidate_reread_rates[r]);
+      double total = 0;
+      for (const ShapeGroup* g : tuned)
+        for (std::size_t i = 0; i < g->shapes.size(); ++i)
+          total += g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads).knobs);
+      if (total < best) {
+        best = total;
+        model = candidate;
+      }
     }
-  }
 }
 
 // The policy's choices for a group, from its own shapes each predicted from

@@ -39,6 +39,9 @@ constexpr std::array<double, 8> candidate_distances = {
 constexpr double paper_l2_fraction = kPanelL2Fraction;
 constexpr std::array<double, 9> candidate_l2_fractions = {
     paper_l2_fraction, 0.25, 1, 2, 4, 8, 16, 64, std::numeric_limits<double>::infinity()};
+// The rates (of a thread's bandwidth share) at which the model's re-reads are
+// fitted, the default first.
+constexpr std::array<double, 3> candidate_reread_rates = {kRereadRate, 0.25, 1};
 // Fewer tuned shapes than this and the leave-one-out choices are not made.
 constexpr std::size_t min_shapes_to_choose = 3;
 

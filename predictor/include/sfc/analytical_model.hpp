@@ -2,13 +2,16 @@
 // numbers measured once per platform -- the per-core compute rate (gamma) and
 // the memory bandwidth (beta) -- and the L2 size, without any tuning data.
 //
-// For each K_layers it estimates the busiest thread's time as a roofline:
-// its FLOPs at gamma against its words moved at its share of beta, using the
-// traffic analysis of the paper (section II-E): A and B panels of one thread's
-// Gilbert patch (half-perimeter x the layer's K depth), its C tiles, and the
-// reduction of the K_layers copies of C. The fastest K_layers wins; then the
-// smallest k_block_factor whose per-thread A and B panels of one round fit
-// `l2_fraction` of L2 (section III-C). Costs a few hundred nanoseconds.
+// For each (K_layers, k_block_factor) it estimates the busiest thread's time
+// as a roofline: its FLOPs at gamma against its words moved at its share of
+// beta, using the traffic analysis of the paper (section II-E): A and B panels
+// of one thread's Gilbert patch (half-perimeter x the layer's K depth), its C
+// tiles, and the reduction of the K_layers copies of C; against, too, what it
+// must fetch again where L2 does not hold one round's working set (the
+// paper's condition (1): the round's panels within `l2_fraction` of L2, and
+// the C tiles kept between rounds), at `reread_rate` of its bandwidth share.
+// The fastest configuration wins (fewer layers, then fewer rounds, on ties).
+// Costs about a microsecond.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -28,6 +31,11 @@ inline constexpr std::int64_t max_gemm_size = kMaxGemmSize;
 // what every predictor checks first.
 void check_prediction_request(const GemmShape& shape, int threads);
 
+// The share of a thread's bandwidth at which the model prices what L2 fails
+// to hold (re-read slabs of A and B, C tiles between rounds) when no tuned
+// shapes fit it: demand misses of one core, about half of a prefetched sweep.
+inline constexpr double kRereadRate = 0.5;
+
 // A plausible core of today (AVX-512 fp32, DDR5 bandwidth), for estimates
 // where this machine was never calibrated (ranking a shape record, online
 // tuning's candidates): it sets the ratio of compute to memory time that
@@ -35,25 +43,30 @@ void check_prediction_request(const GemmShape& shape, int threads);
 inline constexpr Calibration kNominalCalibration{.gamma_gflops_per_core = 100, .beta_gbytes_per_s = 50};
 
 struct ModelPrediction {
-  // Predicted seconds for K_layers = 1..8 (index k_layers - 1); +infinity for
-  // K_layers above the shape's K blocks (the engine would clamp them).
+  // Predicted seconds for K_layers = 1..8 (index k_layers - 1), each with its
+  // fastest k_block_factor; +infinity for K_layers above the shape's K blocks
+  // (the engine would clamp them).
   std::array<double, kMaxKLayers> seconds{};
-  Knobs knobs;  // the fastest K_layers, with its L2-fitting k_block_factor
+  Knobs knobs;  // the fastest configuration
 };
 
 class AnalyticalModel {
  public:
   // `calibration.beta_gbytes_per_s` is the bandwidth all threads reach
   // together (the GEMM's threads share it); gamma is per core, fp32.
-  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes,
-                  double l2_fraction = kPanelL2Fraction);
+  AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = kPanelL2Fraction,
+                  double reread_rate = kRereadRate);
 
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;
 
   double l2_fraction() const { return l2_fraction_; }
+  double reread_rate() const { return reread_rate_; }
   AnalyticalModel with_l2_fraction(double fraction) const {
-    return AnalyticalModel(calibration_, l2_bytes_, fraction);
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_);
+  }
+  AnalyticalModel with_fit(double fraction, double reread_rate) const {
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate);
   }
 
   // Throws sfc::Error for non-positive sizes or threads, or when !calibrated().
@@ -67,6 +80,7 @@ class AnalyticalModel {
   Calibration calibration_;
   std::size_t l2_bytes_;
   double l2_fraction_;
+  double reread_rate_;
 };
 
 }  // namespace sfc

@@ -69,7 +69,9 @@ struct PredictorOptions {
   // The fraction of L2 that one round's A and B panels may fill (the L2 rule
   // for k_block_factor, in the model and the default tier). Unset: 0.5 (the
   // paper's), or, where a thread count has tuned shapes, the fraction among
-  // 0.25..64 and unlimited whose answers have the lowest regret on them.
+  // 0.25..64 and unlimited whose answers have the lowest regret on them
+  // (fitted together with the model's re-read rate; a fixed fraction keeps
+  // the default rate).
   std::optional<double> l2_fraction;
 };
 
@@ -108,8 +110,11 @@ class ConfigPredictor {
   // or vote) and the log2 distance within which the nearest tier answers.
   NeighbourRule policy_rule(DType dtype, int threads, Layout layout = Layout::blocked) const;
   double policy_max_distance(DType dtype, int threads, Layout layout = Layout::blocked) const;
-  // The L2 fraction the model and default tiers use for `threads` threads.
+  // The L2 fraction the model and default tiers use for `threads` threads,
+  // and the rate (of a thread's bandwidth share) at which the model prices
+  // what L2 fails to hold.
   double l2_fraction(int threads) const;
+  double reread_rate(int threads) const;
   // True when the model tier can answer for `threads` threads (a calibrated
   // table of that or another thread count).
   bool has_model(int threads) const { return model(threads) != nullptr; }
