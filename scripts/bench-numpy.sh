@@ -2,15 +2,25 @@
 # numpy's a @ b with and without LD_PRELOAD=libsfcblas.so, side by side, per
 # shape (fp32 unless DTYPE=float64), and the WHM ratio. OpenBLAS picks its own
 # kernels (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for this command
-# only). SFC_BLAS_MIN_FLOPS is passed through (default: the library's).
+# only). SFC_BLAS_MIN_FLOPS and SFC_TUNING are passed through (defaults: the
+# library's). SHAPES "small" is the small grid, {256,512,1024,2048}^3.
 #   bash scripts/bench-numpy.sh [SHAPES]   e.g. SHAPES="64 128 256 512 1024" (cubes) or "m,n,k ..."
+#   SFC_TUNING=data/tables/HASH-f32-t2.table PASSES=3 bash scripts/bench-numpy.sh small
+# The two runs alternate PASSES times (default 3) and each shape keeps its
+# fastest pass, so that a burst of other work lands on one pass of one side
+# rather than on a whole side; the runs get the CPUs first where allowed (root),
+# as scripts/bench-small-grid.sh explains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 library=${SFCBLAS:-build/lib/libsfcblas.so}
 shapes=${1:-"256 512 1024 2048"}
+if [ "$shapes" = small ]; then
+  shapes=$(for m in 256 512 1024 2048; do for n in 256 512 1024 2048; do for k in 256 512 1024 2048; do
+    printf '%s,%s,%s ' $m $n $k; done; done; done)
+fi
+passes=${PASSES:-3}
 dtype=${DTYPE:-float32}
 script=$(mktemp)
-trap 'rm -f "$script"' EXIT
 cat > "$script" <<'PY'
 import sys, time
 import numpy as np
@@ -29,11 +39,31 @@ for spec in sys.argv[2:]:
         t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)
     print(f"{m}x{n}x{k} {2 * m * n * k / best * 1e-9:.2f}")
 PY
-run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@" /usr/bin/python3 "$script" "$dtype" $shapes; }
+first_in_line() {
+  if nice -n -20 true 2>/dev/null && [ -w /proc/self/autogroup ]; then
+    setsid --wait bash -c 'echo -20 > /proc/self/autogroup && exec nice -n -20 "$@"' first-in-line "$@"
+  else
+    "$@"
+  fi
+}
+run() { first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@" /usr/bin/python3 "$script" "$dtype" $shapes; }
 echo "# $(date -u +%F) $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; numpy $(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)'), $dtype"
-echo "# command: bash scripts/bench-numpy.sh \"$shapes\" (SFC_BLAS_MIN_FLOPS=${SFC_BLAS_MIN_FLOPS:-default})"
-paste <(run) <(run LD_PRELOAD="$library" SFC_BLAS_VERBOSE=1) | awk '
+echo "# command: bash scripts/bench-numpy.sh \"$1\" (SFC_BLAS_MIN_FLOPS=${SFC_BLAS_MIN_FLOPS:-default}, SFC_TUNING=${SFC_TUNING:-unset}, PASSES=$passes)"
+out=$(mktemp -d)
+trap 'rm -rf "$script" "$out"' EXIT
+for ((p = 0; p < passes; ++p)); do
+  run > "$out/plain.$p"
+  run LD_PRELOAD="$library" SFC_BLAS_VERBOSE=1 > "$out/sfc.$p" 2> "$out/verbose.$p"
+done
+
+# Per shape, the fastest pass of each side.
+best() { cat "$out/$1".* | awk '{ if (!($1 in g) || $2 > g[$1]) g[$1] = $2; if (!($1 in o)) o[$1] = n++ }
+  END { for (s in g) print o[s], s, g[s] }' | sort -n | cut -d' ' -f2-; }
+paste <(best plain) <(best sfc) | awk '
   BEGIN { printf "%-18s %12s %12s %8s\n", "shape", "numpy", "+sfcblas", "ratio" }
   { split($1, d, "x"); f = 2 * d[1] * d[2] * d[3]; tp += f / $2; ts += f / $4; total += f
-    printf "%-18s %12.2f %12.2f %8.3f\n", $1, $2, $4, $4 / $2 }
-  END { printf "%-18s %12.2f %12.2f %8.3f\n", "WHM", total / tp, total / ts, (total / ts) / (total / tp) }'
+    r = $4 / $2; if (lowest == "" || r < lowest) { lowest = r; at = $1 }
+    printf "%-18s %12.2f %12.2f %8.3f\n", $1, $2, $4, r }
+  END { printf "%-18s %12.2f %12.2f %8.3f\n", "WHM", total / tp, total / ts, (total / ts) / (total / tp)
+        printf "lowest ratio: %.3f (%s)\n", lowest, at }'
+tail -n 1 "$out/verbose.0"
