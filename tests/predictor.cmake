@@ -79,7 +79,7 @@ set_target_properties(sfcblas_drop_in_test PROPERTIES C_STANDARD 99 C_STANDARD_R
 target_link_libraries(sfcblas_drop_in_test PRIVATE sfcblas m)
 add_test(NAME blas.drop_in COMMAND sfcblas_drop_in_test)
 # xerbla's lines for the two refused calls, with the BLAS parameter numbers.
-set_tests_properties(blas.drop_in PROPERTIES ENVIRONMENT "SFC_BLAS_MIN_FLOPS=0"
+set_tests_properties(blas.drop_in PROPERTIES ENVIRONMENT "SFC_BLAS_MIN_FLOPS=0;SFC_BLAS_MIN_DIM=0"
   PASS_REGULAR_EXPRESSION "cblas_dgemm parameter number 9 had an illegal value.*SGEMM parameter number 1 had an illegal value.*all checks passed")
 
 # The child process of the recording tests (tests/test_record.cpp): libsfcconf

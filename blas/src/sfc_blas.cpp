@@ -11,6 +11,7 @@
 // xerbla does (the parameter's number), and the call returns.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -26,20 +27,34 @@ namespace {
 // plan lookup, thread team and packing is not repaid (docs/blas.md has the
 // measurement behind the default).
 constexpr double kDefaultMinFlops = 2.0 * 128 * 128 * 128;
+// A thin GEMM goes to the fallback BLAS whatever its flops: K below this, or
+// the output's rows of a row-major call (M; N of a column-major one) -- the
+// direction along which SFC-CA's loop reuses the operand it packs whole, so
+// a thin output packs about as much as it computes. Measured on 20 skinny
+// shapes (docs/blas.md): below 128 OpenBLAS won most; at or above, SFC-CA.
+constexpr double kDefaultMinDimension = 128;
+
+// A number >= 0 from the environment, or `otherwise` (with a warning when the
+// variable is set to something else).
+double environment_number(const char* name, double otherwise) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return otherwise;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end || !(v >= 0)) {
+    std::fprintf(stderr, "sfc-blas: %s='%s' is not a number >= 0; using %.0f\n", name, text, otherwise);
+    return otherwise;
+  }
+  return v;
+}
 
 double min_flops() {
-  static const double value = [] {
-    const char* text = std::getenv("SFC_BLAS_MIN_FLOPS");
-    if (!text || !*text) return kDefaultMinFlops;
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
-    if (end == text || *end || !(v >= 0)) {
-      std::fprintf(stderr, "sfc-blas: SFC_BLAS_MIN_FLOPS='%s' is not a number >= 0; using %.0f\n", text,
-                   kDefaultMinFlops);
-      return kDefaultMinFlops;
-    }
-    return v;
-  }();
+  static const double value = environment_number("SFC_BLAS_MIN_FLOPS", kDefaultMinFlops);
+  return value;
+}
+
+double min_dimension() {
+  static const double value = environment_number("SFC_BLAS_MIN_DIM", kDefaultMinDimension);
   return value;
 }
 
@@ -118,9 +133,9 @@ Route to_sfc, to_fallback;
 void report() {
   std::fprintf(stderr,
                "sfc-blas: %lld GEMM calls (%.3g GFLOP) ran on SFC-CA, %lld (%.3g GFLOP) on %s "
-               "(SFC_BLAS_MIN_FLOPS %.0f)\n",
+               "(SFC_BLAS_MIN_FLOPS %.0f, SFC_BLAS_MIN_DIM %.0f)\n",
                to_sfc.calls.load(), to_sfc.flops.load() * 1e-9, to_fallback.calls.load(),
-               to_fallback.flops.load() * 1e-9, fallback().name.c_str(), min_flops());
+               to_fallback.flops.load() * 1e-9, fallback().name.c_str(), min_flops(), min_dimension());
 }
 
 [[gnu::constructor]] void on_load() {
@@ -165,16 +180,18 @@ sfc_gemm_transpose transpose_of(char c) {
   return static_cast<sfc_gemm_transpose>(0);  // refused below as a bad parameter
 }
 
-// One GEMM: SFC-CA when it is large enough (or there is no fallback), else
+// One GEMM: SFC-CA when it is large enough in flops and not thin (see
+// kDefaultMinDimension; or when there is no fallback), else
 // the fallback; a call SFC-CA cannot run for another reason than its
 // arguments (no usable tuning file, no memory) also goes to the fallback.
 // `first_parameter` maps sfc_gemm's numbering to the caller's (0 for cblas_,
 // -1 for the Fortran entry, which has no order argument).
 template <class Sfc, class Next>
-void route(const char* routine, int first_parameter, int m, int n, int k, Sfc&& sfc, Next&& next,
-           bool has_next) {
+void route(const char* routine, int first_parameter, bool row_major, int m, int n, int k, Sfc&& sfc,
+           Next&& next, bool has_next) {
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  if (has_next && flops < min_flops() && m >= 0 && n >= 0 && k >= 0) {
+  const bool small = flops < min_flops() || std::min(row_major ? m : n, k) < min_dimension();
+  if (has_next && small && m >= 0 && n >= 0 && k >= 0) {
     run_fallback(routine, m, n, k, next);
     to_fallback.add(flops);
     return;
@@ -207,7 +224,7 @@ extern "C" {
                                                 float* c, int ldc) {
   const Fallback& f = fallback();
   route(
-      "cblas_sgemm", 0, m, n, k,
+      "cblas_sgemm", 0, order == SFC_ROW_MAJOR, m, n, k,
       [&] {
         return sfc_sgemm(sfc_gemm_order(order), sfc_gemm_transpose(ta), sfc_gemm_transpose(tb), m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
@@ -221,7 +238,7 @@ extern "C" {
                                                 double beta, double* c, int ldc) {
   const Fallback& f = fallback();
   route(
-      "cblas_dgemm", 0, m, n, k,
+      "cblas_dgemm", 0, order == SFC_ROW_MAJOR, m, n, k,
       [&] {
         return sfc_dgemm(sfc_gemm_order(order), sfc_gemm_transpose(ta), sfc_gemm_transpose(tb), m, n, k,
                          alpha, a, lda, b, ldb, beta, c, ldc);
@@ -238,7 +255,7 @@ extern "C" {
                                            const int* ldc) {
   const Fallback& f = fallback();
   route(
-      "SGEMM", -1, *m, *n, *k,
+      "SGEMM", -1, false, *m, *n, *k,
       [&] {
         return sfc_sgemm(SFC_COL_MAJOR, transpose_of(*ta), transpose_of(*tb), *m, *n, *k, *alpha, a, *lda, b,
                          *ldb, *beta, c, *ldc);
@@ -252,7 +269,7 @@ extern "C" {
                                            const int* ldc) {
   const Fallback& f = fallback();
   route(
-      "DGEMM", -1, *m, *n, *k,
+      "DGEMM", -1, false, *m, *n, *k,
       [&] {
         return sfc_dgemm(SFC_COL_MAJOR, transpose_of(*ta), transpose_of(*tb), *m, *n, *k, *alpha, a, *lda, b,
                          *ldb, *beta, c, *ldc);

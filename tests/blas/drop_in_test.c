@@ -1,7 +1,7 @@
 /* libsfcblas linked directly: its four GEMM symbols compute what BLAS does
  * (Fortran sgemm_/dgemm_ with character transposes; cblas_ with CBLAS enums),
  * and a bad argument prints xerbla's line and returns instead of crashing.
- * Run with SFC_BLAS_MIN_FLOPS=0 so that every call takes the SFC-CA path. */
+ * Run with SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_MIN_DIM=0 so that every call takes the SFC-CA path. */
 #include <math.h>
 #include <stdio.h>
 

@@ -5,6 +5,8 @@
 # matches numpy without the preload within twice the gamma_K bound, and the
 # SFC_BLAS_VERBOSE counts show the calls ran on SFC-CA; the same run's
 # SFC_VERBOSE lines and SFC_RECORD file each count every one of those calls.
+# With the default thresholds, a large GEMM runs on SFC-CA and a skinny one
+# (K = 8) of as many flops goes to the real BLAS.
 set -euo pipefail
 library=$1
 python=/usr/bin/python3
@@ -34,7 +36,7 @@ for dtype in (np.float32, np.float64):
 np.savez(sys.argv[1], **out)
 PY
 "$python" "$dir/products.py" "$dir/plain.npz"
-SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_VERBOSE=1 SFC_VERBOSE=1 SFC_RECORD="$dir/shapes.record" LD_PRELOAD="$library" \
+SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_MIN_DIM=0 SFC_BLAS_VERBOSE=1 SFC_VERBOSE=1 SFC_RECORD="$dir/shapes.record" LD_PRELOAD="$library" \
   "$python" "$dir/products.py" "$dir/sfc.npz" \
   2> "$dir/verbose.txt" || { cat "$dir/verbose.txt" >&2; exit 1; }
 grep -v '^sfc_verbose,' "$dir/verbose.txt" || true
@@ -67,3 +69,15 @@ head -1 "$dir/shapes.record" | grep -qx 'sfc-shape-record 1' || { echo "numpy_te
 recorded=$(awk '!/^#/ && NR > 1 { sum += $9 } END { print sum + 0 }' "$dir/shapes.record")
 [ "$recorded" -eq "$calls" ] || { echo "numpy_test: the record holds $recorded calls of $calls" >&2; exit 1; }
 echo "SFC_VERBOSE printed $lines lines and SFC_RECORD counted $recorded calls, one per call on SFC-CA"
+
+# The default routing: 512 x 512 x 512 on SFC-CA, 2048 x 2048 x 8 (2/3 of its
+# flops, above SFC_BLAS_MIN_FLOPS too) to the real BLAS for its K.
+routing=$(env -u SFC_BLAS_MIN_FLOPS -u SFC_BLAS_MIN_DIM SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" -c '
+import numpy as np
+a, b = np.ones((512, 512), np.float32), np.ones((512, 512), np.float32)
+assert (a @ b == 512).all()
+a, b = np.ones((2048, 8), np.float32), np.ones((8, 2048), np.float32)
+assert (a @ b == 8).all()' 2>&1 | grep '^sfc-blas:')
+echo "$routing"
+echo "$routing" | grep -q '^sfc-blas: 1 GEMM calls .* ran on SFC-CA, 1 ' ||
+  { echo "numpy_test: expected one call on each side" >&2; exit 1; }
