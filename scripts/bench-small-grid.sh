@@ -8,6 +8,7 @@
 #   CONFIG=tuned DB=sfc-tune.db LAYOUTS=row bash scripts/bench-small-grid.sh
 #   CONFIG=nn DB=data/tables/OTHER.table PLATFORM=any bash scripts/bench-small-grid.sh   # a foreign table, forced
 #   VS=openblas,onednn REPS=20 PASSES=1 MIN_TIME=0 STATISTIC=mean bash scripts/bench-small-grid.sh
+#   DTYPE=bf16 VS=onednn CONFIG=tuned DB=data/tables/HASH-bf16-t2-small.table bash scripts/bench-small-grid.sh
 #   THREADS=16 VS=openblas,onednn sfc-tune-bundle/bench-small-grid.sh OUT   # from the carried bundle
 #
 # BINARY defaults to the bundle's launcher when the script sits in a bundle
@@ -68,7 +69,7 @@ if [ -n "${PLATFORM:-}" ]; then db_args+=(--platform "$PLATFORM"); fi
 for layout in ${LAYOUTS:-blocked row}; do
   echo "bench-small-grid: $layout layout, $threads threads, configuration $config" >&2
   first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
-    "$bin" bench --grid "$grid" --dtype f32 --threads "$threads" --vs "${VS:-openblas,blis,onednn}" \
+    "$bin" bench --grid "$grid" --dtype "${DTYPE:-f32}" --threads "$threads" --vs "${VS:-openblas,blis,onednn}" \
     --reps "${REPS:-10}" --passes "${PASSES:-5}" --min-time "${MIN_TIME:-0.05}" --statistic "${STATISTIC:-min}" \
     --layout "$layout" --config "$config" "${db_args[@]}" \
     --csv "$out/$layout.csv" --plot "$out/$layout.svg" --json > "$out/$layout.json" 2> "$out/$layout.txt"
