@@ -40,8 +40,20 @@ struct Plain {
   }
 };
 
-// LIBXSMM's transpose kernels take the leading dimension as an unsigned int.
-bool fits_unsigned(std::int64_t ld) { return ld <= std::int64_t(std::numeric_limits<unsigned>::max()); }
+// blk[j * ldo + i] = from[i * ld + j] for a `rows` x `cols` piece read row by
+// row: LIBXSMM's kernel (the plan's, for whole blocks) where it applies,
+// element by element otherwise (ragged edges, bf16, an ld beyond unsigned).
+template <class T>
+void transpose_into(libxsmm_xtransfunction kernel, bool whole, const T* from, std::int64_t ld, int rows,
+                    int cols, T* blk, int ldo) {
+  if (kernel && whole && ld <= std::int64_t(std::numeric_limits<unsigned>::max())) {
+    const auto ldi = unsigned(ld), ldo_unsigned = unsigned(ldo);
+    kernel(from, &ldi, blk, &ldo_unsigned);
+    return;
+  }
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) blk[j * ldo + i] = from[i * ld + j];
+}
 
 // Copies `count` elements, times `scale` unless it is 1.
 template <class T>
@@ -70,16 +82,10 @@ void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst, T scale) {
           for (int kk = 0; kk < cols; ++kk) blk[(kk / 2) * 2 * bm + 2 * i + kk % 2] = src(r0 + i, c0 + kk);
       } else if (src.row_major) {
         // A transpose: read rows along K, write the block's columns.
-        const T* from = src.data + r0 * src.ld + c0;
-        if (p.transpose_a && rows == bm && cols == bk && fits_unsigned(src.ld)) {
-          const auto ldi = unsigned(src.ld), ldo = unsigned(bm);
-          p.transpose_a(from, &ldi, blk, &ldo);
-          if (scale != T(1))
-            for (int e = 0; e < bm * bk; ++e) blk[e] *= scale;
-        } else {
-          for (int i = 0; i < rows; ++i)
-            for (int kk = 0; kk < cols; ++kk) blk[kk * bm + i] = scale * from[i * src.ld + kk];
-        }
+        transpose_into(p.transpose_a, rows == bm && cols == bk, src.data + r0 * src.ld + c0, src.ld, rows,
+                       cols, blk, bm);
+        if (scale != T(1))
+          for (int e = 0; e < bm * bk; ++e) blk[e] *= scale;
       } else {
         for (int kk = 0; kk < cols; ++kk)
           copy_scaled(src.data + (c0 + kk) * src.ld + r0, rows, blk + kk * bm, scale);
@@ -103,14 +109,8 @@ void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
     const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
     if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
     if (src.row_major) {  // a transpose
-      const T* from = src.data + r0 * src.ld + c0;
-      if (p.transpose_b && rows == bk && cols == bn && fits_unsigned(src.ld)) {
-        const auto ldi = unsigned(src.ld), ldo = unsigned(bk);
-        p.transpose_b(from, &ldi, blk, &ldo);
-      } else {
-        for (int kk = 0; kk < rows; ++kk)
-          for (int j = 0; j < cols; ++j) blk[j * bk + kk] = from[kk * src.ld + j];
-      }
+      transpose_into(p.transpose_b, rows == bk && cols == bn, src.data + r0 * src.ld + c0, src.ld, rows, cols,
+                     blk, bk);
     } else {
       for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
     }
