@@ -215,6 +215,7 @@ void run_bench_command(const BenchArguments& a) {
   options.statistic = a.statistic == "mean" ? Statistic::mean : Statistic::min;
   // Every --trans with every --beta: the first pair is SFC-CA's call, the rest
   // variants timed beside it.
+  if (a.trans.empty() || a.beta.empty()) throw Error("--trans and --beta need at least one value each");
   std::vector<GemmArguments> calls;
   for (const std::string& trans : a.trans)
     for (double beta : a.beta)

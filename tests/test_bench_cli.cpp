@@ -133,6 +133,9 @@ TEST_CASE("bench: bad input is one clear error and exit code 2, before anything 
       "bench --grid 256 --layout diagonal",
       "bench --grid 256 --trans NT",  // the blocked entry is C = A*B
       "bench --grid 256 --layout row --trans XY",
+      "bench --grid 256 --layout row --trans NN,XY",
+      "bench --grid 256 --layout row --beta 0,x",
+      "bench --grid 256 --trans NN,NT",  // variants need a plain entry too
       "bench --grid 256 --reps 0",
       "bench --grid 256 --threads 0",
       "bench --grid 256 --plot " + dir.file("no/such/dir/plot.svg"),
