@@ -6,8 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "sfc/error.hpp"
 #include "sfc/measure.hpp"
@@ -85,19 +88,29 @@ TEST_CASE("tuner: pruning screens everything and fully times only the close ones
   CHECK(sfc::Tuner(tiny_options()).has_work(sfc::ConfigSet::all(), t.measurements));
 }
 
-TEST_CASE("tuner: the stop flag ends the search between configurations") {
-  const sfc::Tuner tuner(tiny_options());
+TEST_CASE("tuner: the stop flag ends the search before the next run, keeping what was recorded") {
+  // Configurations are timed in rounds, so they finish together: stopping
+  // once the screen is recorded ends the search before the full timing.
+  const sfc::Tuner tuner(tiny_options(0.25));
   std::atomic<bool> stop{false};
   int steps = 0;
   const sfc::ShapeTuning t =
       tuner.tune(kShape, sfc::ConfigSet::all(), {}, &stop, [&](const sfc::TuneStep& step) {
         ++steps;
+        CHECK(step.screening);
         CHECK(step.total == 64);
-        if (step.done == 5) stop = true;
+        if (step.done == 64) stop = true;
       });
   CHECK(t.interrupted);
-  CHECK(t.measurements.size() == 5);
-  CHECK(steps == 5);
+  CHECK(t.measurements.size() == 64);
+  CHECK(steps == 64);
+  for (const sfc::Measurement& m : t.measurements) CHECK(m.screening);
+  CHECK(t.result.k_layers == 0);  // no full measurement, no winner
+
+  stop = true;  // set before anything ran: nothing is timed
+  const sfc::ShapeTuning none = tuner.tune(kShape, sfc::ConfigSet::all(), {}, &stop);
+  CHECK(none.interrupted);
+  CHECK(none.measurements.empty());
 }
 
 TEST_CASE("tuner: bad options are refused") {
@@ -149,6 +162,42 @@ TEST_CASE("timing: a time budget stops the runs early, never below one timed run
   CHECK(tiny.reps == 1);
   CHECK(runs == 1);
   CHECK(sfc::time_runs(0, 5, 1, 0, [](int) {}).reps == 5);  // no budget: every run
+}
+
+TEST_CASE("timing: rounds run every runner once per round, each within its own budget") {
+  std::vector<std::pair<int, int>> calls;  // (runner, set)
+  const std::function<void(int)> runners[] = {[&](int set) { calls.emplace_back(0, set); },
+                                              [&](int set) { calls.emplace_back(1, set); }};
+  const std::vector<sfc::Timing> t = sfc::time_rounds(1, 3, 3, 0, runners);
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].reps == 3);
+  CHECK(t[1].reps == 3);
+  // One warm-up round, then three timed ones, alternating; the sets rotate across runners.
+  const std::vector<std::pair<int, int>> expected{{0, 0}, {1, 1}, {0, 2}, {1, 0},
+                                                  {0, 1}, {1, 2}, {0, 0}, {1, 1}};
+  CHECK(calls == expected);
+
+  // A slow runner leaves the rounds when its budget is spent; a fast one
+  // takes every run (it would need 150 ms of preemption in 5 empty runs to miss).
+  const std::function<void(int)> uneven[] = {
+      [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, [](int) {}};
+  const std::vector<sfc::Timing> u = sfc::time_rounds(0, 5, 1, 0, uneven, 0.15);
+  REQUIRE(u.size() == 2);
+  CHECK(u[0].reps >= 1);
+  CHECK(u[0].reps <= 2);
+  CHECK(u[1].reps == 5);
+
+  // The stop flag is read before every run: nothing comes back once it is set.
+  std::atomic<bool> stop{false};
+  int runs = 0;
+  const std::function<void(int)> stopping[] = {[&](int) { ++runs; }, [&](int) {
+                                                 ++runs;
+                                                 stop = true;
+                                               }};
+  CHECK(sfc::time_rounds(0, 10, 1, 0, stopping, 0, &stop).empty());
+  CHECK(runs == 2);
+  CHECK_THROWS_AS(sfc::time_rounds(0, 0, 1, 0, stopping), sfc::Error);
+  CHECK_THROWS_AS(sfc::time_rounds(0, 1, 0, 0, stopping), sfc::Error);
 }
 
 TEST_CASE("tuner: with a budget every configuration is still measured, with the runs it took") {

@@ -62,38 +62,68 @@ std::size_t cold_footprint_bytes() {
   return std::clamp<std::size_t>(two_l3, std::size_t(64) << 20, std::size_t(1) << 30);
 }
 
-Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run, double budget_seconds) {
-  if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
-  if (flush_bytes) flush_caches(flush_bytes);
-  using clock = std::chrono::steady_clock;
-  const auto seconds_since = [](clock::time_point t0) {
-    return std::chrono::duration<double>(clock::now() - t0).count();
-  };
-  const bool budgeted = budget_seconds > 0;
-  int set = 0;
-  const auto warm_start = clock::now();
-  for (int i = 0; i < warmup && !(budgeted && seconds_since(warm_start) >= budget_seconds);
-       ++i, set = (set + 1) % sets)
-    run(set);
-  std::vector<double> seconds;
-  seconds.reserve(std::size_t(reps));
-  double spent = 0;
-  for (int i = 0; i < reps && !(budgeted && spent >= budget_seconds); ++i, set = (set + 1) % sets) {
-    const auto t0 = clock::now();
-    run(set);
-    seconds.push_back(seconds_since(t0));
-    spent += seconds.back();
-  }
-  reps = static_cast<int>(seconds.size());
+namespace {
+
+Timing statistics(const std::vector<double>& seconds) {
   Timing t;
-  t.reps = reps;
+  t.reps = static_cast<int>(seconds.size());
   t.min = *std::min_element(seconds.begin(), seconds.end());
-  for (double s : seconds) t.mean += s / reps;
+  for (double s : seconds) t.mean += s / t.reps;
   double var = 0;
   for (double s : seconds) var += (s - t.mean) * (s - t.mean);
-  t.stddev = reps > 1 ? std::sqrt(var / (reps - 1)) : 0.0;
+  t.stddev = t.reps > 1 ? std::sqrt(var / (t.reps - 1)) : 0.0;
   return t;
+}
+
+}  // namespace
+
+std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
+                                std::span<const std::function<void(int set)>> runners, double budget_seconds,
+                                const std::atomic<bool>* stop) {
+  if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
+  if (sets < 1) throw Error("input sets must be >= 1, got " + std::to_string(sets));
+  const std::size_t n = runners.size();
+  const bool budgeted = budget_seconds > 0;
+  const auto over_budget = [&](double spent) { return budgeted && spent >= budget_seconds; };
+  int set = 0;
+  const auto run = [&](std::size_t i) {
+    if (flush_bytes && set == 0) flush_caches(flush_bytes);  // a new rotation reads cold sets again
+    const auto t0 = std::chrono::steady_clock::now();
+    runners[i](set);
+    set = (set + 1) % sets;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const auto stopped = [&] { return stop && stop->load(); };
+
+  std::vector<double> spent(n, 0.0);
+  for (int round = 0; round < warmup; ++round)
+    for (std::size_t i = 0; i < n; ++i) {
+      if (over_budget(spent[i])) continue;
+      if (stopped()) return {};
+      spent[i] += run(i);
+    }
+  std::fill(spent.begin(), spent.end(), 0.0);
+  std::vector<std::vector<double>> seconds(n);
+  for (auto& s : seconds) s.reserve(std::size_t(reps));
+  for (bool busy = true; busy;) {  // one timed round
+    busy = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (int(seconds[i].size()) >= reps || over_budget(spent[i])) continue;
+      if (stopped()) return {};
+      seconds[i].push_back(run(i));
+      spent[i] += seconds[i].back();
+      busy = true;
+    }
+  }
+  std::vector<Timing> timings;
+  timings.reserve(n);
+  for (const auto& s : seconds) timings.push_back(statistics(s));
+  return timings;
+}
+
+Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
+                 const std::function<void(int set)>& run, double budget_seconds) {
+  return time_rounds(warmup, reps, sets, flush_bytes, std::span(&run, 1), budget_seconds).front();
 }
 
 namespace {
@@ -170,16 +200,23 @@ const void* ColdOperands::c(int set) const {
 }
 
 Timing ColdOperands::time(GemmPlan& plan, int warmup, int reps, double budget_seconds) {
-  return time_runs(
-      warmup, reps, sets_, flush_bytes_,
-      [&](int set) {
-        if (layout_ == Layout::blocked)
-          plan.execute(a(set), b(set), c(set));
-        else
-          plan.gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_,
-                    call_.beta, c(set), ldc_);
-      },
-      budget_seconds);
+  GemmPlan* const plans[] = {&plan};
+  return time(plans, warmup, reps, budget_seconds).front();
+}
+
+std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int warmup, int reps,
+                                       double budget_seconds, const std::atomic<bool>* stop) {
+  std::vector<std::function<void(int)>> runners;
+  runners.reserve(plans.size());
+  for (GemmPlan* plan : plans)
+    runners.emplace_back([this, plan](int set) {
+      if (layout_ == Layout::blocked)
+        plan->execute(a(set), b(set), c(set));
+      else
+        plan->gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_, call_.beta,
+                   c(set), ldc_);
+    });
+  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop);
 }
 
 }  // namespace sfc

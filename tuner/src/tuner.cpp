@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "sfc/error.hpp"
@@ -15,6 +16,9 @@ namespace {
 
 // The screening of a pruned search: one warm-up, one timed run.
 constexpr int kScreenWarmup = 1, kScreenReps = 1;
+
+// Scratch that the plans timed together in rounds may hold at once.
+constexpr std::size_t kGroupWorkspace = std::size_t(1) << 30;
 
 // What the stored and new measurements say about each configuration.
 struct Knowledge {
@@ -73,7 +77,9 @@ class ShapeSearch {
   ShapeSearch(const TuneOptions& options, const GemmShape& shape, std::span<const Measurement> prior)
       : known(prior),
         base_{.shape = shape, .dtype = options.dtype, .threads = options.threads, .layout = options.layout},
-        operand_runs_(std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
+        // Runs of all configurations rotate over the sets (ColdOperands keeps
+        // no more than the cold footprint of them).
+        operand_runs_(kConfigCount * std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
         budget_seconds_(options.budget_seconds) {
     out.result.shape = shape;
     out.result.dtype = options.dtype;
@@ -83,69 +89,113 @@ class ShapeSearch {
     out.result.seconds.fill(NAN);
   }
 
-  // Times `configs` with `warmup` + `reps` runs each; false when `stop` ended it.
+  // Times `configs` with `warmup` + `reps` runs each, in rounds (time_rounds
+  // in sfc/measure.hpp says why), and records them in order; false when
+  // `stop` ended it (what was recorded before stays).
   bool pass(const std::vector<Knobs>& configs, int warmup, int reps, bool screening,
             const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) {
     std::map<Knobs, Timing> timings;  // by effective configuration
     TuneStep step{.screening = screening, .done = 0, .total = static_cast<int>(configs.size())};
-    for (const Knobs c : configs) {
-      if (stop && stop->load()) return false;
-      PlanRequest request = base_;
-      request.k_layers = c.k_layers;
-      request.k_block_factor = c.k_block_factor;
-      GemmPlan plan(request);
-      const Knobs effective{plan.k_layers(), plan.k_block_factor()};
-      auto timed = timings.find(effective);
-      if (timed == timings.end()) {
+    for (std::size_t begin = 0; begin < configs.size();) {
+      Group group = plan_group(configs, begin, timings);
+      if (!group.plans.empty()) {
+        std::vector<GemmPlan*> plans;
+        for (const auto& p : group.plans) plans.push_back(p.get());
         // One set of cold operands serves every configuration of the shape.
-        if (!operands_) operands_ = std::make_unique<ColdOperands>(plan, base_.layout, operand_runs_);
-        timed = timings.emplace(effective, operands_->time(plan, warmup, reps, budget_seconds_)).first;
+        if (!operands_) operands_ = std::make_unique<ColdOperands>(*plans.front(), base_.layout, operand_runs_);
+        const std::vector<Timing> t = operands_->time(plans, warmup, reps, budget_seconds_, stop);
+        if (t.empty()) return false;
+        for (std::size_t i = 0; i < plans.size(); ++i)
+          timings.emplace(Knobs{plans[i]->k_layers(), plans[i]->k_block_factor()}, t[i]);
       }
-      const Timing& t = timed->second;
-      Measurement m{.shape = base_.shape,
-                    .dtype = base_.dtype,
-                    .threads = plan.threads(),
-                    .layout = base_.layout,
-                    .k_layers = c.k_layers,
-                    .k_block_factor = c.k_block_factor,
-                    .effective_k_layers = effective.k_layers,
-                    .effective_k_block_factor = effective.k_block_factor,
-                    .blocks = plan.blocks(),
-                    .warmup = warmup,
-                    .reps = t.reps,
-                    .mean_s = t.mean,
-                    .min_s = t.min,
-                    .stddev_s = t.stddev,
-                    .screening = screening,
-                    .measured_at = utc_timestamp()};
-      known.add(m);
-      out.result.threads = m.threads;
-      // A configuration's time is its fastest cold run (see sfc/tuner.hpp).
-      out.result.seconds[c.index()] = static_cast<float>(t.min);
-      // Strictly faster only: a tie stays with the earlier, smaller configuration.
-      if (!screening && (out.result.k_layers == 0 || t.min < best_seconds_)) {
-        out.result.k_layers = c.k_layers;
-        out.result.k_block_factor = c.k_block_factor;
-        best_seconds_ = t.min;
-      }
-      out.measurements.push_back(std::move(m));
-      ++step.done;
-      if (on_step) {
-        step.best_k_layers = out.result.k_layers;
-        step.best_k_block_factor = out.result.k_block_factor;
-        step.best_seconds = best_seconds_;
-        on_step(step);
+      for (; begin < group.end; ++begin) {
+        record(configs[begin], group.effective[begin - group.begin], timings.at(group.effective[begin - group.begin]),
+               warmup, screening);
+        ++step.done;
+        if (on_step) {
+          step.best_k_layers = out.result.k_layers;
+          step.best_k_block_factor = out.result.k_block_factor;
+          step.best_seconds = best_seconds_;
+          on_step(step);
+        }
       }
     }
     return true;
   }
 
  private:
+  // The configurations configs[begin, end) and the plans (one per effective
+  // configuration not timed yet) that time them together.
+  struct Group {
+    std::size_t begin = 0, end = 0;
+    std::vector<Knobs> effective;  // per configuration of the group
+    std::vector<std::unique_ptr<GemmPlan>> plans;
+  };
+
+  // The plans of one round hold their scratch (copies of C, packing buffers)
+  // at once: a group stops before the plan that would take the group's
+  // scratch past kGroupWorkspace (a group has at least one plan).
+  Group plan_group(const std::vector<Knobs>& configs, std::size_t begin, const std::map<Knobs, Timing>& timed) {
+    Group g;
+    g.begin = g.end = begin;
+    std::set<Knobs> planned;
+    std::size_t workspace = 0;
+    for (; g.end < configs.size(); ++g.end) {
+      PlanRequest request = base_;
+      request.k_layers = configs[g.end].k_layers;
+      request.k_block_factor = configs[g.end].k_block_factor;
+      auto plan = std::make_unique<GemmPlan>(request);
+      const Knobs effective{plan->k_layers(), plan->k_block_factor()};
+      if (!timed.contains(effective) && !planned.contains(effective)) {
+        if (!g.plans.empty() && workspace + plan->workspace_bytes() > kGroupWorkspace) break;
+        workspace += plan->workspace_bytes();
+        planned.insert(effective);
+        if (!blocks_) blocks_ = plan->blocks(), threads_ = plan->threads();
+        g.plans.push_back(std::move(plan));
+      }
+      g.effective.push_back(effective);
+    }
+    return g;
+  }
+
+  // Records the timing `t` of `c` (which ran as `effective`).
+  void record(Knobs c, Knobs effective, const Timing& t, int warmup, bool screening) {
+    Measurement m{.shape = base_.shape,
+                  .dtype = base_.dtype,
+                  .threads = threads_,
+                  .layout = base_.layout,
+                  .k_layers = c.k_layers,
+                  .k_block_factor = c.k_block_factor,
+                  .effective_k_layers = effective.k_layers,
+                  .effective_k_block_factor = effective.k_block_factor,
+                  .blocks = *blocks_,
+                  .warmup = warmup,
+                  .reps = t.reps,
+                  .mean_s = t.mean,
+                  .min_s = t.min,
+                  .stddev_s = t.stddev,
+                  .screening = screening,
+                  .measured_at = utc_timestamp()};
+    known.add(m);
+    out.result.threads = m.threads;
+    // A configuration's time is its fastest cold run (see sfc/tuner.hpp).
+    out.result.seconds[c.index()] = static_cast<float>(t.min);
+    // Strictly faster only: a tie stays with the earlier, smaller configuration.
+    if (!screening && (out.result.k_layers == 0 || t.min < best_seconds_)) {
+      out.result.k_layers = c.k_layers;
+      out.result.k_block_factor = c.k_block_factor;
+      best_seconds_ = t.min;
+    }
+    out.measurements.push_back(std::move(m));
+  }
+
   PlanRequest base_;
   int operand_runs_;
   double budget_seconds_;
   std::unique_ptr<ColdOperands> operands_;  // made on the first timing
   double best_seconds_ = 0;
+  std::optional<BlockSizes> blocks_;  // of every plan of the shape (the knobs do not change them)
+  int threads_ = 0;
 };
 
 }  // namespace

@@ -6,9 +6,12 @@
 // than the cold footprint (2x the last-level cache, 64 MiB..1 GiB) each set is
 // used at most once after a flush of the caches.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "sfc/aligned_buffer.hpp"
 #include "sfc/gemm.hpp"
@@ -37,6 +40,23 @@ Timing pooled(const Timing& a, const Timing& b);
 // crossed it): large shapes get fewer runs, small ones all of them.
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
                  const std::function<void(int set)>& run, double budget_seconds = 0);
+
+// Times several runners in rounds: a warm-up round runs every runner once
+// (`warmup` rounds), then each timed round runs every runner once more, until
+// each has `reps` timed runs or its runs took `budget_seconds`. Timed one
+// after the other, the configurations of a shape disagreed between two
+// tunings of it by 5.7% each (the winner of one cost 4.6-5.7% in the other),
+// and the disagreement came in spells: the error of one configuration and of
+// the next one timed correlated at 0.71, so a slow spell of the machine made
+// whatever was being timed look slow, and the winner was often the luckiest.
+// In rounds a spell falls on every runner alike. `set` rotates over
+// 0..sets-1 across all runners, and the caches are flushed before the first
+// timed round and whenever the rotation starts again, when `flush_bytes` > 0.
+// Returns one Timing per runner, or nothing when `stop` was set (checked
+// before every run).
+std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
+                                std::span<const std::function<void(int set)>> runners,
+                                double budget_seconds = 0, const std::atomic<bool>* stop = nullptr);
 
 // Bytes that must be streamed to evict the caches: 2 x L3, clamped to
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
@@ -72,6 +92,10 @@ class ColdOperands {
   // Times plan.execute (blocked) or plan.gemm (row/col) over the sets
   // (`budget_seconds`: see time_runs).
   Timing time(GemmPlan& plan, int warmup, int reps, double budget_seconds = 0);
+  // Times the plans of one shape in rounds (see time_rounds); empty when
+  // `stop` ended it.
+  std::vector<Timing> time(std::span<GemmPlan* const> plans, int warmup, int reps, double budget_seconds = 0,
+                           const std::atomic<bool>* stop = nullptr);
 
   int sets() const { return sets_; }
   const void* a(int set) const;
