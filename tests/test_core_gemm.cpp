@@ -72,12 +72,16 @@ TEST_CASE("thread counts 1, 2, 3 and all three layouts") {
             check_case(c, dtype, threads, layout, kl, kbf);
 }
 
-TEST_CASE("gemm() packs one operand of tight plain matrices the blocks divide, for every knob") {
+TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for every knob") {
   const Case exact{{64, 96, 128}, {32, 32, 16}};
+  // Ragged M and N with K divided (B in place, edge tiles of 3 x 13), and
+  // ragged in every dimension (B packed).
+  const Case ragged_mn{{67, 45, 512}, {16, 16, 8}}, ragged{{67, 45, 517}, {16, 16, 8}};
   for (DType dtype : {DType::f32, DType::f64})
     for (Layout layout : {Layout::row_major, Layout::col_major})
       for (int kl = 1; kl <= 8; ++kl)
-        for (int kbf = 1; kbf <= 8; ++kbf) check_case(exact, dtype, 2, layout, kl, kbf);
+        for (int kbf = 1; kbf <= 8; ++kbf)
+          for (const Case& c : {exact, ragged_mn, ragged}) check_case(c, dtype, 2, layout, kl, kbf);
 
   const GemmCopies all{true, true, true}, a_and_b{true, true, false};
   PlanRequest r;
@@ -95,8 +99,16 @@ TEST_CASE("gemm() packs one operand of tight plain matrices the blocks divide, f
   CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});  // A packed
   r.shape = {64, 96, 130};  // K not divided: B must be packed (padded), C still in place
   CHECK(GemmPlan(r).copies(Layout::col_major, 64, 130, 64) == a_and_b);
-  r.shape = {67, 45, 517};  // ragged: the blocks pad C, so everything is copied
-  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 67) == all);
+  r.shape = {67, 45, 517};  // ragged: the edge tiles run kernels of their own size, C in place
+  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 67) == a_and_b);
+  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 70) == all);  // padded C: unpacked
+  r.shape = {67, 45, 512};  // ragged M and N, K divided: only A packed
+  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 512, 67) == GemmCopies{true, false, false});
+  r.k_block_factor = 2;  // several rounds re-read C's misaligned columns: C is copied on a ragged shape
+  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 512, 67) == all);
+  r.shape = exact.shape;  // and written in place on a divided one
+  CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});
+  r.k_block_factor = 1;
   r.shape = exact.shape;
   r.dtype = DType::bf16;  // A in VNNI pairs, packed; B and C in place as for fp32
   try {

@@ -23,10 +23,13 @@ double kernel_gflops_per_core(int threads, int repetitions) {
   Addressing at{};
   at.a_k_block = std::int64_t(blk.bm) * blk.bk;
   at.b_k_block = std::int64_t(blk.bk) * blk.bn;
-  const auto kernel = dispatch(libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
-                               input_size(DType::f32), 0)
-                          .rest;
-  if (!kernel)
+  at.last_rows = blk.bm;
+  at.last_cols = blk.bn;
+  TileKernels<libxsmm_smmfunction_reducebatch_strd> kernels{};
+  const bool ok = dispatch(kernels, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
+                           input_size(DType::f32), 0);
+  const auto kernel = kernels[0][0].rest;
+  if (!ok || !kernel)
     throw Error(std::string("LIBXSMM generates no fp32 batch-reduce kernel for ISA '") +
                 libxsmm_get_target_arch() + "'");
 

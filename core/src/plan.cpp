@@ -45,17 +45,14 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
                       libxsmm_blasint ldc) {
   switch (p.dtype) {
     case DType::f32:
-      map.f32 = dispatch(libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc,
-                         input_size(p.dtype), 0);
-      return map.ready = map.f32.first && map.f32.rest;
+      return map.ready = dispatch(map.f32, libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb,
+                                  ldc, input_size(p.dtype), 0);
     case DType::f64:
-      map.f64 = dispatch(libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc,
-                         input_size(p.dtype), 0);
-      return map.ready = map.f64.first && map.f64.rest;
+      return map.ready = dispatch(map.f64, libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb,
+                                  ldc, input_size(p.dtype), 0);
     case DType::bf16:
-      map.bf16 = dispatch(libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb, ldc,
-                          input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
-      return map.ready = map.bf16.first && map.bf16.rest;
+      return map.ready = dispatch(map.bf16, libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb,
+                                  ldc, input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
   }
   return false;
 }
@@ -101,7 +98,7 @@ using Prologue = std::function<void()>;
 // layer 0, so each "team" of threads owns one copy of C and each thread a
 // contiguous stretch of the curve -- a compact patch of C tiles.
 template <class In, class Out, class Kernel>
-void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel>& kernel, const In* a,
+void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels, const In* a,
                 const In* b, Out* c, const Prologue& prologue, bool accumulate) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
@@ -122,6 +119,7 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel
         // Round 0 overwrites its copy of C, unless layer 0 adds to a C the
         // prologue scaled by beta (C = A B + beta C, in place).
         const bool overwrite = round == 0 && !(accumulate && layer == 0);
+        const KernelPair<Kernel>& kernel = kernels[tile.x == p.mb - 1][tile.y == p.nb - 1];
         (overwrite ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
                                                  b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
                                                  c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block,
@@ -132,13 +130,15 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const KernelPair<Kernel
 #pragma omp barrier
 #pragma omp for schedule(static)
       for (std::int64_t i = 0; i < tiles; ++i) {
-        const std::int64_t offset = p.curve[i].x * at.c_row_block + p.curve[i].y * at.c_col_block;
+        const GridCell tile = p.curve[i];
+        const std::int64_t offset = tile.x * at.c_row_block + tile.y * at.c_col_block;
+        const int rows = tile.x == p.mb - 1 ? at.last_rows : bm, cols = tile.y == p.nb - 1 ? at.last_cols : bn;
         for (int layer = 1; layer < p.layers; ++layer)
-          for (int j = 0; j < bn; ++j) {
+          for (int j = 0; j < cols; ++j) {
             Out* __restrict dst = c + offset + j * at.c_column;
             const Out* __restrict src = copies + (layer - 1) * at.c_copy + offset + j * at.c_column;
 #pragma omp simd
-            for (int r = 0; r < bm; ++r) dst[r] += src[r];
+            for (int r = 0; r < rows; ++r) dst[r] += src[r];
           }
       }
     }
@@ -201,7 +201,9 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
                       .c_row_block = c_block,
                       .c_col_block = p.mb * c_block,
                       .c_column = bm,
-                      .c_copy = std::int64_t(p.c_elements())};
+                      .c_copy = std::int64_t(p.c_elements()),
+                      .last_rows = int(bm),
+                      .last_cols = int(bn)};
   const bool ok =
       dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(bm));
   // Plain matrices in place, in the loop's column-major terms (a row-major
@@ -215,13 +217,25 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   // runs): B and C in place ran 0.95-1.53x packing A and B (median 1.06;
   // 256x256x2048: 1.23x); C in place saved the unpacking pass (2048x2048x256:
   // 346 -> 389 GFLOP/s).
+  // A ragged M or N need not copy C: the last row (column) of tiles runs
+  // kernels of the rows (columns) left, on the zero-padded packed A (B). It
+  // pays with one round (row-major, 2 threads, min of 10-14 alternating runs
+  // against copying C: 2000x1500x300 (1,1) 0.85x the time, 1000^3 (1,1)
+  // 1.00x, 777x1555x999 (2,1) 0.96x), not with several: each round reads
+  // and writes the thread's C tiles again, and columns that start off a cache
+  // line (a ragged M is rarely a multiple of 16) cost more to re-read than a
+  // contiguous block (777x1555x999 (2,6) 1.18-1.31x, 1009x97x2003 (3,8)
+  // 1.01-1.18x).
   const GemmShape& s = p.shape;
-  if (p.plain && s.m % bm == 0 && s.n % bn == 0) {
+  const bool ragged = s.m % bm != 0 || s.n % bn != 0;
+  if (p.plain && (!ragged || p.rounds == 1)) {
     Addressing c_in_place = p.blocked_map.at;
     c_in_place.c_row_block = bm;
     c_in_place.c_col_block = bn * s.m;
     c_in_place.c_column = s.m;
     c_in_place.c_copy = s.m * s.n;
+    c_in_place.last_rows = int(s.m - (p.mb - 1) * bm);
+    c_in_place.last_cols = int(s.n - (p.nb - 1) * bn);
     p.c_in_place_map.at = c_in_place;
     dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(s.m));
     if (s.k % bk == 0) {

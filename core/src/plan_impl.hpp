@@ -34,38 +34,53 @@ struct KernelPair {
 // its columns c_column apart; a C copy of another layer c_copy further on.
 // Two maps exist: the blocked layout (every block contiguous), and plain
 // column-major matrices read and written in place (see OperandMap).
+// The tiles of the last row (column) of tiles have last_rows (last_cols)
+// rows (columns): bm and bn in the padded blocked layout, what is left of M
+// and N when C is a plain matrix written in place.
 struct Addressing {
   std::int64_t a_row_block, a_k_block, b_col_block, b_k_block;
   std::int64_t c_row_block, c_col_block, c_column, c_copy;
+  int last_rows, last_cols;
 };
 
 // The kernels of one operand map: a batch's consecutive A (B) blocks lie
 // at.a_k_block (at.b_k_block) elements apart; A, B and C are read with leading
 // dimensions lda, ldb, ldc.
+// Per tile: [last row of tiles][last column of tiles] (see Addressing).
+template <class Kernel>
+using TileKernels = KernelPair<Kernel>[2][2];
+
 template <class Kernel, class Scalar>
-KernelPair<Kernel> dispatch(Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
-                                           libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
-                                           const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
-                                           const int*),
-                            const BlockSizes& b, const Addressing& at, libxsmm_blasint lda,
-                            libxsmm_blasint ldb, libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
+bool dispatch(TileKernels<Kernel>& k,
+              Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                             const libxsmm_blasint*, const libxsmm_blasint*, const libxsmm_blasint*,
+                             const Scalar*, const Scalar*, const int*, const int*),
+              const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
+              libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
   const Scalar alpha = 1, beta0 = 0, beta1 = 1;
   const libxsmm_blasint stride_a = libxsmm_blasint(at.a_k_block * in_bytes);  // bytes, not elements
   const libxsmm_blasint stride_b = libxsmm_blasint(at.b_k_block * in_bytes);
-  KernelPair<Kernel> k;
-  k.first = make(b.bm, b.bn, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr);
-  k.rest = make(b.bm, b.bn, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr);
-  return k;
+  bool ok = true;
+  for (int last_row = 0; last_row < 2; ++last_row)
+    for (int last_col = 0; last_col < 2; ++last_col) {
+      const libxsmm_blasint m = last_row ? at.last_rows : b.bm, n = last_col ? at.last_cols : b.bn;
+      KernelPair<Kernel>& pair = k[last_row][last_col];
+      pair.first = make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr);
+      pair.rest = make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr);
+      ok = ok && pair.first && pair.rest;
+    }
+  return ok;
 }
 
 // An addressing plus the batch-reduce kernels built for it (the leading
-// dimensions and the stride between the blocks of a batch are baked into a
-// LIBXSMM kernel). Only the pair of the plan's dtype is set.
+// dimensions, the stride between the blocks of a batch and the edge tiles'
+// sizes are baked into LIBXSMM kernels). Only the kernels of the plan's dtype
+// are set.
 struct OperandMap {
   Addressing at{};
-  KernelPair<libxsmm_smmfunction_reducebatch_strd> f32;
-  KernelPair<libxsmm_dmmfunction_reducebatch_strd> f64;
-  KernelPair<libxsmm_bsmmfunction_reducebatch_strd> bf16;
+  TileKernels<libxsmm_smmfunction_reducebatch_strd> f32{};
+  TileKernels<libxsmm_dmmfunction_reducebatch_strd> f64{};
+  TileKernels<libxsmm_bsmmfunction_reducebatch_strd> bf16{};
   bool ready = false;
 };
 
@@ -88,11 +103,12 @@ struct GemmPlan::Impl {
   std::vector<KSlice> slices;   // [round * layers + layer]
 
   OperandMap blocked_map;
-  // gemm() on plain matrices, when the blocks divide them and the leading
-  // dimensions are tight (the kernels are built for those): only A is packed,
-  // B is read and C written in place (b_in_place_map: blocks divide m, n, k),
-  // or A and B are packed and C written in place (c_in_place_map:
-  // blocks divide m and n). Not ready otherwise; gemm() then packs all three.
+  // gemm() on plain matrices with tight leading dimensions (the kernels are
+  // built for those): only A is packed, B is read and C written in place
+  // (b_in_place_map: the blocks divide k), or A and B are packed and C written
+  // in place (c_in_place_map). The tiles at the edges of a ragged M or N run
+  // kernels of their own size on the padded packed blocks (one round only:
+  // see the constructor). gemm() packs all three otherwise.
   // A B stored transposed is packed: LIBXSMM's TRANS_B kernels read it in
   // place at full speed only for some leading dimensions (64^3 batches,
   // fp32: 130 GFLOP/s at ld 1152; 40-70 at ld 512, 1024, 1536, 2048, 4096,

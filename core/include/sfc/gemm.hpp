@@ -145,8 +145,10 @@ class GemmPlan {
             std::int64_t lda, const void* b, std::int64_t ldb, double beta, void* c, std::int64_t ldc);
 
   // What gemm() with these arguments copies. Everything, unless the call is in
-  // the plan's own (plain) layout with a tight ldc and blocks that divide M and
-  // N: then C is written in place and A and B are packed (transposed or not);
+  // the plan's own (plain) layout with a tight ldc and either blocks that
+  // divide M and N or a single round (k_block_factor 1: the edge tiles of a
+  // ragged M or N run kernels of their own size): then C is written in place
+  // and A and B are packed (transposed or not);
   // if moreover the blocks divide K and the operand the loop streams is tight,
   // only the other one is packed (row-major: B, with op(A) = A and lda = K, or
   // op(A) = A^T and lda = M; column-major: A, with op(B) = B and ldb = K, or
