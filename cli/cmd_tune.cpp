@@ -39,7 +39,7 @@ extern "C" void request_stop(int signal) {
   g_signal.compare_exchange_strong(none, signal);
   g_stop.store(true);
   static const char message[] =
-      "\nsfc-tune: interrupted: finishing the current measurement, then committing "
+      "\nsfc-tune: interrupted: finishing the current run, then committing "
       "(interrupt again to abort at once; finished shapes are safe either way)\n";
   [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
 }
@@ -79,7 +79,7 @@ std::string tuned_elsewhere(std::size_t count) {
 void warn_if_interrupted(bool interrupted) {
   if (interrupted)
     spdlog::warn(
-        "interrupted: every finished shape and the measurements of the current one are committed; "
+        "interrupted: every finished shape and the finished measurements of the current one are committed; "
         "run the same command again to measure only what is missing");
 }
 
