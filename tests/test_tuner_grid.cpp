@@ -98,6 +98,12 @@ TEST_CASE("grid: the shipped grid files hold the documented shapes") {
   const ShapeGrid paper = ShapeGrid::load(dir + "paper.shapes");
   CHECK(paper.size() == 125);
   CHECK(has(paper, 8192, 512, 4096));
+  // The benchmark sets of docs/bench.md and docs/experiments.
+  CHECK(ShapeGrid::load(dir + "skinny.shapes").size() == 20);
+  CHECK(ShapeGrid::load(dir + "large.shapes").size() == 12);
+  const ShapeGrid ragged = ShapeGrid::load(dir + "ragged.shapes");
+  CHECK(ragged.size() == 8);
+  CHECK(has(ragged, 1000, 1000, 1000));
 }
 
 TEST_CASE("grid: random shapes are log-uniform, distinct and reproducible") {
