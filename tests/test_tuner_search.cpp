@@ -60,6 +60,22 @@ TEST_CASE("tuner: every configuration is recorded, clamped ones share one timing
   for (float seconds : t.result.seconds) CHECK(best <= seconds);
 }
 
+TEST_CASE("tuner: plans that do not fit the round workspace together are timed in groups") {
+  sfc::TuneOptions options = tiny_options();
+  options.round_workspace_bytes = 1;  // one plan a group: one configuration after the other
+  const sfc::ShapeTuning t = sfc::Tuner(options).tune(kShape, sfc::ConfigSet::all());
+  REQUIRE(t.measurements.size() == 64);
+  CHECK_FALSE(t.interrupted);
+  for (const sfc::Measurement& a : t.measurements) {
+    CHECK(a.reps == 1);
+    for (const sfc::Measurement& b : t.measurements)  // clamped requests still share one timing
+      if (a.effective_k_layers == b.effective_k_layers &&
+          a.effective_k_block_factor == b.effective_k_block_factor)
+        CHECK(a.mean_s == b.mean_s);
+  }
+  for (float seconds : t.result.seconds) CHECK(seconds > 0);
+}
+
 TEST_CASE("tuner: prior measurements are not taken again") {
   const sfc::Tuner tuner(tiny_options());
   const sfc::ConfigSet half = sfc::ConfigSet::parse("1:4", "1:8");

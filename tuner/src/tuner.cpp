@@ -17,8 +17,6 @@ namespace {
 // The screening of a pruned search: one warm-up, one timed run.
 constexpr int kScreenWarmup = 1, kScreenReps = 1;
 
-// Scratch that the plans timed together in rounds may hold at once.
-constexpr std::size_t kGroupWorkspace = std::size_t(1) << 30;
 
 // What the stored and new measurements say about each configuration.
 struct Knowledge {
@@ -80,7 +78,8 @@ class ShapeSearch {
         // Runs of all configurations rotate over the sets (ColdOperands keeps
         // no more than the cold footprint of them).
         operand_runs_(kConfigCount * std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
-        budget_seconds_(options.budget_seconds) {
+        budget_seconds_(options.budget_seconds),
+        group_workspace_(options.round_workspace_bytes) {
     out.result.shape = shape;
     out.result.dtype = options.dtype;
     out.result.threads = options.threads;
@@ -134,7 +133,7 @@ class ShapeSearch {
 
   // The plans of one round hold their scratch (copies of C, packing buffers)
   // at once: a group stops before the plan that would take the group's
-  // scratch past kGroupWorkspace (a group has at least one plan).
+  // scratch past TuneOptions::round_workspace_bytes (a group has at least one plan).
   Group plan_group(const std::vector<Knobs>& configs, std::size_t begin, const std::map<Knobs, Timing>& timed) {
     Group g;
     g.begin = g.end = begin;
@@ -147,7 +146,7 @@ class ShapeSearch {
       auto plan = std::make_unique<GemmPlan>(request);
       const Knobs effective{plan->k_layers(), plan->k_block_factor()};
       if (!timed.contains(effective) && !planned.contains(effective)) {
-        if (!g.plans.empty() && workspace + plan->workspace_bytes() > kGroupWorkspace) break;
+        if (!g.plans.empty() && workspace + plan->workspace_bytes() > group_workspace_) break;
         workspace += plan->workspace_bytes();
         planned.insert(effective);
         if (!blocks_) blocks_ = plan->blocks(), threads_ = plan->threads();
@@ -192,6 +191,7 @@ class ShapeSearch {
   PlanRequest base_;
   int operand_runs_;
   double budget_seconds_;
+  std::size_t group_workspace_;
   std::unique_ptr<ColdOperands> operands_;  // made on the first timing
   double best_seconds_ = 0;
   std::optional<BlockSizes> blocks_;  // of every plan of the shape (the knobs do not change them)

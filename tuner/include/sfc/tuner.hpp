@@ -50,6 +50,11 @@ struct TuneOptions {
   // this many seconds (at least one timed run), so that a large shape costs
   // a few runs and a small one all `reps`; the measurement records the runs.
   double budget_seconds = 0;
+  // The plans timed together in rounds hold their scratch (copies of C,
+  // packing buffers) at once: a shape whose plans need more than this is
+  // timed in groups of configurations, each in rounds (at least one plan a
+  // group).
+  std::size_t round_workspace_bytes = std::size_t(1) << 30;
 };
 
 // Reported after each configuration tune() handles.
