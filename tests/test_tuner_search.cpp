@@ -206,7 +206,8 @@ TEST_CASE("timing: rounds run every runner once per round, each within its own b
   // The stop flag is read before every run: nothing comes back once it is set.
   std::atomic<bool> stop{false};
   int runs = 0;
-  const std::function<void(int)> stopping[] = {[&](int) { ++runs; }, [&](int) {
+  const std::function<void(int)> stopping[] = {[&](int) { ++runs; },
+                                               [&](int) {
                                                  ++runs;
                                                  stop = true;
                                                }};

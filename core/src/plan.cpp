@@ -132,7 +132,8 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
       for (std::int64_t i = 0; i < tiles; ++i) {
         const GridCell tile = p.curve[i];
         const std::int64_t offset = tile.x * at.c_row_block + tile.y * at.c_col_block;
-        const int rows = tile.x == p.mb - 1 ? at.last_rows : bm, cols = tile.y == p.nb - 1 ? at.last_cols : bn;
+        const int rows = tile.x == p.mb - 1 ? at.last_rows : bm,
+                  cols = tile.y == p.nb - 1 ? at.last_cols : bn;
         for (int layer = 1; layer < p.layers; ++layer)
           for (int j = 0; j < cols; ++j) {
             Out* __restrict dst = c + offset + j * at.c_column;

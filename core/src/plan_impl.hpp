@@ -52,9 +52,9 @@ using TileKernels = KernelPair<Kernel>[2][2];
 
 template <class Kernel, class Scalar>
 bool dispatch(TileKernels<Kernel>& k,
-              Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
-                             const libxsmm_blasint*, const libxsmm_blasint*, const libxsmm_blasint*,
-                             const Scalar*, const Scalar*, const int*, const int*),
+              Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                             libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
+                             const libxsmm_blasint*, const Scalar*, const Scalar*, const int*, const int*),
               const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
               libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
   const Scalar alpha = 1, beta0 = 0, beta1 = 1;

@@ -17,7 +17,6 @@ namespace {
 // The screening of a pruned search: one warm-up, one timed run.
 constexpr int kScreenWarmup = 1, kScreenReps = 1;
 
-
 // What the stored and new measurements say about each configuration.
 struct Knowledge {
   std::uint64_t full = 0;  // has a full measurement
@@ -101,15 +100,16 @@ class ShapeSearch {
         std::vector<GemmPlan*> plans;
         for (const auto& p : group.plans) plans.push_back(p.get());
         // One set of cold operands serves every configuration of the shape.
-        if (!operands_) operands_ = std::make_unique<ColdOperands>(*plans.front(), base_.layout, operand_runs_);
+        if (!operands_)
+          operands_ = std::make_unique<ColdOperands>(*plans.front(), base_.layout, operand_runs_);
         const std::vector<Timing> t = operands_->time(plans, warmup, reps, budget_seconds_, stop);
         if (t.empty()) return false;
         for (std::size_t i = 0; i < plans.size(); ++i)
           timings.emplace(Knobs{plans[i]->k_layers(), plans[i]->k_block_factor()}, t[i]);
       }
       for (; begin < group.end; ++begin) {
-        record(configs[begin], group.effective[begin - group.begin], timings.at(group.effective[begin - group.begin]),
-               warmup, screening);
+        record(configs[begin], group.effective[begin - group.begin],
+               timings.at(group.effective[begin - group.begin]), warmup, screening);
         ++step.done;
         if (on_step) {
           step.best_k_layers = out.result.k_layers;
@@ -134,7 +134,8 @@ class ShapeSearch {
   // The plans of one round hold their scratch (copies of C, packing buffers)
   // at once: a group stops before the plan that would take the group's
   // scratch past TuneOptions::round_workspace_bytes (a group has at least one plan).
-  Group plan_group(const std::vector<Knobs>& configs, std::size_t begin, const std::map<Knobs, Timing>& timed) {
+  Group plan_group(const std::vector<Knobs>& configs, std::size_t begin,
+                   const std::map<Knobs, Timing>& timed) {
     Group g;
     g.begin = g.end = begin;
     std::set<Knobs> planned;
