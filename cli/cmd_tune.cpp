@@ -94,8 +94,8 @@ struct TuneArgs {
   ShapeSource source;
   std::string db = kDefaultDb, dtype = "f32", layout = "blocked";
   std::string k_layers = "1:8", k_block_factors = "1:8", shard;
-  int threads = 0, warmup = 2, reps = 10;
-  double prune_margin = 0.25, budget = 0;
+  int threads = 0, warmup = 2, reps = 10, confirm = 0;
+  double prune_margin = 0.25, budget = 0, confirm_margin = 0.10;
   bool prune = false, force = false, quiet = false, json = false;
   bool dtype_given = false, layout_given = false;  // with --from-record: filters, not defaults
 };
@@ -107,7 +107,9 @@ SessionOptions session_options(const TuneArgs& a, DType dtype, Layout layout) {
                    .reps = a.reps,
                    .prune_margin = a.prune ? a.prune_margin : -1,
                    .layout = layout,
-                   .budget_seconds = a.budget},
+                   .budget_seconds = a.budget,
+                   .confirm = a.confirm,
+                   .confirm_margin = a.confirm_margin},
           .configs = ConfigSet::parse(a.k_layers, a.k_block_factors),
           .force = a.force,
           .progress = a.quiet ? ProgressStyle::quiet : ProgressStyle::automatic};
@@ -294,6 +296,15 @@ void add_tune_command(CLI::App& app) {
                   "Seconds per configuration: its warm-up and its timed runs each stop once they took this "
                   "long (at least one timed run), so large shapes cost a few runs; 0: always --reps")
       ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--confirm", a->confirm,
+                  "Time the N fastest configurations within --confirm-margin of the best again, together, "
+                  "and keep the fastest run of both timings (0: off)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd->add_option("--confirm-margin", a->confirm_margin,
+                  "Fraction above the best full timing that still gets confirmed")
+      ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")
       ->capture_default_str();

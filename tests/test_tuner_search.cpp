@@ -76,6 +76,31 @@ TEST_CASE("tuner: plans that do not fit the round workspace together are timed i
   for (float seconds : t.result.seconds) CHECK(seconds > 0);
 }
 
+TEST_CASE("tuner: confirmation times the leaders again and keeps the fastest run of both") {
+  sfc::TuneOptions options = tiny_options();
+  options.confirm = 3;
+  options.confirm_margin = 100;  // every configuration is within it: the three fastest
+  const sfc::ShapeTuning t = sfc::Tuner(options).tune(kShape, sfc::ConfigSet::all());
+  REQUIRE(t.measurements.size() == 64 + 3);
+  CHECK_FALSE(t.interrupted);
+  for (std::size_t i = 64; i < t.measurements.size(); ++i) {
+    const sfc::Measurement& again = t.measurements[i];
+    CHECK_FALSE(again.screening);
+    const int index = sfc::config_index(again.k_layers, again.k_block_factor);
+    double fastest = again.min_s;
+    for (std::size_t j = 0; j < 64; ++j)
+      if (sfc::config_index(t.measurements[j].k_layers, t.measurements[j].k_block_factor) == index)
+        fastest = std::fmin(fastest, t.measurements[j].min_s);
+    CHECK(t.result.seconds[index] == static_cast<float>(fastest));
+  }
+  const float best = t.result.seconds[sfc::config_index(t.result.k_layers, t.result.k_block_factor)];
+  for (float seconds : t.result.seconds) CHECK(best <= seconds);
+
+  options.confirm_margin = 0;  // only ties with the best: often none, never more than asked
+  const sfc::ShapeTuning none = sfc::Tuner(options).tune(kShape, sfc::ConfigSet::all());
+  CHECK(none.measurements.size() <= 64 + 3);
+}
+
 TEST_CASE("tuner: prior measurements are not taken again") {
   const sfc::Tuner tuner(tiny_options());
   const sfc::ConfigSet half = sfc::ConfigSet::parse("1:4", "1:8");

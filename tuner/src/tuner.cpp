@@ -55,6 +55,21 @@ struct Knowledge {
     }
     return out;
   }
+
+  // Up to `count` fully measured configurations of `configs`, fastest first,
+  // within (1 + margin) of the fastest.
+  std::vector<Knobs> leaders(const ConfigSet& configs, int count, double margin) const {
+    std::vector<Knobs> out;
+    for (Knobs c : configs.configs())
+      if ((full >> c.index()) & 1) out.push_back(c);
+    std::stable_sort(out.begin(), out.end(),
+                     [&](Knobs a, Knobs b) { return full_min[a.index()] < full_min[b.index()]; });
+    if (out.empty()) return out;
+    const double limit = (1 + margin) * full_min[out.front().index()];
+    std::erase_if(out, [&](Knobs c) { return full_min[c.index()] > limit; });
+    if (int(out.size()) > count) out.resize(std::size_t(count));
+    return out;
+  }
 };
 
 std::vector<Knobs> select(const ConfigSet& configs, std::uint64_t keep) {
@@ -160,6 +175,9 @@ class ShapeSearch {
 
   // Records the timing `t` of `c` (which ran as `effective`).
   void record(Knobs c, Knobs effective, const Timing& t, int warmup, bool screening) {
+    // Timed fully before in this call (a confirmation), not just screened.
+    const bool again =
+        !screening && ((known.full >> c.index()) & 1) && !std::isnan(out.result.seconds[c.index()]);
     Measurement m{.shape = base_.shape,
                   .dtype = base_.dtype,
                   .threads = threads_,
@@ -178,8 +196,10 @@ class ShapeSearch {
                   .measured_at = utc_timestamp()};
     known.add(m);
     out.result.threads = m.threads;
-    // A configuration's time is its fastest cold run (see sfc/tuner.hpp).
-    out.result.seconds[c.index()] = static_cast<float>(t.min);
+    // A configuration's time is its fastest cold run (see sfc/tuner.hpp):
+    // a full timing replaces a screen, a second full timing adds runs.
+    float& seconds = out.result.seconds[c.index()];
+    seconds = again ? std::fmin(seconds, static_cast<float>(t.min)) : static_cast<float>(t.min);
     // Strictly faster only: a tie stays with the earlier, smaller configuration.
     if (!screening && (out.result.k_layers == 0 || t.min < best_seconds_)) {
       out.result.k_layers = c.k_layers;
@@ -232,6 +252,12 @@ ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::s
       prune ? search.known.survivors(configs, options_.prune_margin) : configs.bits();
   search.out.interrupted = !search.pass(select(configs, candidates & ~search.known.full), options_.warmup,
                                         options_.reps, false, stop, on_step);
+  if (!search.out.interrupted && options_.confirm > 0 && !search.out.measurements.empty()) {
+    const std::vector<Knobs> leaders =
+        search.known.leaders(configs, options_.confirm, options_.confirm_margin);
+    if (leaders.size() > 1)
+      search.out.interrupted = !search.pass(leaders, options_.warmup, options_.reps, false, stop, on_step);
+  }
   return std::move(search.out);
 }
 

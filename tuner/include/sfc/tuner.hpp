@@ -55,6 +55,14 @@ struct TuneOptions {
   // timed in groups of configurations, each in rounds (at least one plan a
   // group).
   std::size_t round_workspace_bytes = std::size_t(1) << 30;
+  // After the full timing, up to `confirm` of the fastest configurations
+  // within (1 + confirm_margin) of the best are timed again, together, and
+  // their new runs recorded beside the first ones (a configuration's time is
+  // the fastest of all its runs). A shape that affords only two or three runs
+  // per configuration (the budget) leaves its leaders apart by less than the
+  // noise; this spends a few more runs where the choice is made. 0: off.
+  int confirm = 0;
+  double confirm_margin = 0.10;
 };
 
 // Reported after each configuration tune() handles.
