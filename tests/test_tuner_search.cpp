@@ -218,6 +218,16 @@ TEST_CASE("timing: rounds run every runner once per round, each within its own b
                                                   {0, 1}, {1, 2}, {0, 0}, {1, 1}};
   CHECK(calls == expected);
 
+  // A rotation position carried over: the next call goes on from it.
+  calls.clear();
+  int next = 2;
+  REQUIRE(sfc::time_rounds(0, 1, 3, 0, runners, 0, nullptr, &next).size() == 2);
+  CHECK(next == 1);
+  REQUIRE(sfc::time_rounds(0, 1, 3, 0, runners, 0, nullptr, &next).size() == 2);
+  const std::vector<std::pair<int, int>> carried{{0, 2}, {1, 0}, {0, 1}, {1, 2}};
+  CHECK(calls == carried);
+  CHECK(next == 0);
+
   // A slow runner leaves the rounds when its budget is spent; a fast one
   // takes every run (it would need 150 ms of preemption in 5 empty runs to miss).
   const std::function<void(int)> uneven[] = {

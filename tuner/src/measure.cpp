@@ -79,18 +79,19 @@ Timing statistics(const std::vector<double>& seconds) {
 
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners, double budget_seconds,
-                                const std::atomic<bool>* stop) {
+                                const std::atomic<bool>* stop, int* next_set) {
   if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
   if (sets < 1) throw Error("input sets must be >= 1, got " + std::to_string(sets));
   const std::size_t n = runners.size();
   const bool budgeted = budget_seconds > 0;
   const auto over_budget = [&](double spent) { return budgeted && spent >= budget_seconds; };
-  int set = 0;
+  int set = next_set ? *next_set % sets : 0;
   const auto run = [&](std::size_t i) {
     if (flush_bytes && set == 0) flush_caches(flush_bytes);  // a new rotation reads cold sets again
     const auto t0 = std::chrono::steady_clock::now();
     runners[i](set);
     set = (set + 1) % sets;
+    if (next_set) *next_set = set;
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   const auto stopped = [&] { return stop && stop->load(); };
@@ -216,7 +217,7 @@ std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int war
         plan->gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_, call_.beta,
                    c(set), ldc_);
     });
-  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop);
+  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_);
 }
 
 }  // namespace sfc

@@ -53,10 +53,14 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
 // 0..sets-1 across all runners, and the caches are flushed before the first
 // timed round and whenever the rotation starts again, when `flush_bytes` > 0.
 // Returns one Timing per runner, or nothing when `stop` was set (checked
-// before every run).
+// before every run). `next_set`, when given, is where the rotation starts and
+// is left where the next call should start: calls that share input sets
+// (one shape's screen, full timing and confirmation) then keep rotating
+// instead of reading set 0 again while it may still be in the last-level cache.
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners,
-                                double budget_seconds = 0, const std::atomic<bool>* stop = nullptr);
+                                double budget_seconds = 0, const std::atomic<bool>* stop = nullptr,
+                                int* next_set = nullptr);
 
 // Bytes that must be streamed to evict the caches: 2 x L3, clamped to
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
@@ -115,6 +119,7 @@ class ColdOperands {
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   std::size_t set_stride_ = 0;
+  int next_set_ = 0;       // where the rotation over the sets goes on (see time_rounds)
   AlignedBuffer storage_;  // sets x (A | B | C), each slice 64-byte aligned
 };
 
