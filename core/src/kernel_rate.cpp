@@ -29,7 +29,7 @@ double kernel_gflops_per_core(int threads, int repetitions) {
   const bool ok = dispatch(kernels, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
                            input_size(DType::f32), 0);
   const auto kernel = kernels[0][0].rest;
-  if (!ok || !kernel)
+  if (!ok)
     throw Error(std::string("LIBXSMM generates no fp32 batch-reduce kernel for ISA '") +
                 libxsmm_get_target_arch() + "'");
 

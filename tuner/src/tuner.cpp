@@ -4,8 +4,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <optional>
-#include <set>
 #include <utility>
 
 #include "sfc/error.hpp"
@@ -122,9 +120,8 @@ class ShapeSearch {
         for (std::size_t i = 0; i < plans.size(); ++i)
           timings.emplace(Knobs{plans[i]->k_layers(), plans[i]->k_block_factor()}, t[i]);
       }
-      for (; begin < group.end; ++begin) {
-        record(configs[begin], group.effective[begin - group.begin],
-               timings.at(group.effective[begin - group.begin]), warmup, screening);
+      for (const Knobs effective : group.effective) {
+        record(configs[begin++], effective, timings.at(effective), warmup, screening);
         ++step.done;
         if (on_step) {
           step.best_k_layers = out.result.k_layers;
@@ -138,11 +135,11 @@ class ShapeSearch {
   }
 
  private:
-  // The configurations configs[begin, end) and the plans (one per effective
-  // configuration not timed yet) that time them together.
+  // The next configurations from `begin` on: how each runs (effective), and
+  // the plans (one per effective configuration not timed yet) that time them
+  // together.
   struct Group {
-    std::size_t begin = 0, end = 0;
-    std::vector<Knobs> effective;  // per configuration of the group
+    std::vector<Knobs> effective;
     std::vector<std::unique_ptr<GemmPlan>> plans;
   };
 
@@ -152,20 +149,19 @@ class ShapeSearch {
   Group plan_group(const std::vector<Knobs>& configs, std::size_t begin,
                    const std::map<Knobs, Timing>& timed) {
     Group g;
-    g.begin = g.end = begin;
-    std::set<Knobs> planned;
     std::size_t workspace = 0;
-    for (; g.end < configs.size(); ++g.end) {
+    for (std::size_t i = begin; i < configs.size(); ++i) {
       PlanRequest request = base_;
-      request.k_layers = configs[g.end].k_layers;
-      request.k_block_factor = configs[g.end].k_block_factor;
+      request.k_layers = configs[i].k_layers;
+      request.k_block_factor = configs[i].k_block_factor;
       auto plan = std::make_unique<GemmPlan>(request);
       const Knobs effective{plan->k_layers(), plan->k_block_factor()};
-      if (!timed.contains(effective) && !planned.contains(effective)) {
+      blocks_ = plan->blocks();
+      threads_ = plan->threads();
+      const bool planned = std::ranges::find(g.effective, effective) != g.effective.end();
+      if (!timed.contains(effective) && !planned) {
         if (!g.plans.empty() && workspace + plan->workspace_bytes() > group_workspace_) break;
         workspace += plan->workspace_bytes();
-        planned.insert(effective);
-        if (!blocks_) blocks_ = plan->blocks(), threads_ = plan->threads();
         g.plans.push_back(std::move(plan));
       }
       g.effective.push_back(effective);
@@ -186,7 +182,7 @@ class ShapeSearch {
                   .k_block_factor = c.k_block_factor,
                   .effective_k_layers = effective.k_layers,
                   .effective_k_block_factor = effective.k_block_factor,
-                  .blocks = *blocks_,
+                  .blocks = blocks_,
                   .warmup = warmup,
                   .reps = t.reps,
                   .mean_s = t.mean,
@@ -215,7 +211,7 @@ class ShapeSearch {
   std::size_t group_workspace_;
   std::unique_ptr<ColdOperands> operands_;  // made on the first timing
   double best_seconds_ = 0;
-  std::optional<BlockSizes> blocks_;  // of every plan of the shape (the knobs do not change them)
+  BlockSizes blocks_{};  // of every plan of the shape (the knobs do not change them)
   int threads_ = 0;
 };
 
