@@ -65,6 +65,10 @@ bool dispatch(TileKernels<Kernel>& k,
     for (int last_col = 0; last_col < 2; ++last_col) {
       const libxsmm_blasint m = last_row ? at.last_rows : b.bm, n = last_col ? at.last_cols : b.bn;
       KernelPair<Kernel>& pair = k[last_row][last_col];
+      if (m == b.bm && n == b.bn && (last_row || last_col)) {  // no edge there: the full tile's kernels
+        pair = k[0][0];
+        continue;
+      }
       pair.first = make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr);
       pair.rest = make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr);
       ok = ok && pair.first && pair.rest;
