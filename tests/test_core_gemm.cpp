@@ -33,6 +33,8 @@ const Case cases[] = {
     {{1, 37, 300}, {}},             // M = 1
     {{129, 1, 64}, {}},             // N = 1, a single K block
     {{64, 96, 128}, {32, 32, 16}},  // exact multiples of the blocks
+    {{2100, 300, 16}, {}},          // one K block: tall tiles (700 rows; 300 row-major), ragged N
+    {{1500, 1000, 3}, {}},          // the same, with 750-row tiles and ragged 63-column ones
 };
 
 void check_case(const Case& c, DType dtype, int threads, Layout layout, int kl, int kbf) {
@@ -181,7 +183,7 @@ TEST_CASE("knobs beyond the K blocks available are clamped and reported") {
 
 TEST_CASE("block-size rule: equal blocks, padding below one element per block") {
   for (std::int64_t d : {1, 7, 63, 64, 65, 100, 1000, 2048, 4097}) {
-    const BlockSizes b = choose_blocks({d, d, d}, DType::f32);
+    const BlockSizes b = choose_blocks({d, d, d}, DType::f32, 2);
     for (int size : {b.bm, b.bn, b.bk}) {
       const std::int64_t blocks = (d + size - 1) / size;
       CHECK(size <= std::max<std::int64_t>(d, 1));
@@ -189,8 +191,24 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
       CHECK(size <= 64);
     }
   }
-  CHECK(choose_blocks({1, 1, 1}, DType::f32).bm == 1);
-  CHECK(choose_blocks({64, 64, 63}, DType::bf16).bk % 2 == 0);
+  CHECK(choose_blocks({1, 1, 1}, DType::f32, 2).bm == 1);
+  CHECK(choose_blocks({64, 64, 63}, DType::bf16, 2).bk % 2 == 0);
+}
+
+TEST_CASE("block-size rule: a K of one block makes tall tiles, as many as the threads need") {
+  // C-write bound: bm grows to 1024 (equal blocks), bn and bk stay.
+  const BlockSizes thin = choose_blocks({4096, 4096, 16}, DType::f32, 2);
+  CHECK(thin.bm == 1024);
+  CHECK(thin.bn == 64);
+  CHECK(thin.bk == 16);
+  CHECK(choose_blocks({4091, 4093, 61}, DType::f32, 2).bm == 1023);  // 4 blocks, padding 1
+  CHECK(choose_blocks({2048, 2048, 65}, DType::f32, 2).bm == 64);    // two K blocks: the usual rule
+  CHECK(choose_blocks({50, 4096, 3}, DType::f64, 2).bm == 50);
+  // Fewer tiles than 4 per thread: bm shrinks (1024 x 128 x 8, 2 threads:
+  // 2 column tiles need 4 row tiles, bm 256); never below the usual rule.
+  CHECK(choose_blocks({1024, 128, 8}, DType::f32, 2).bm == 256);
+  CHECK(choose_blocks({1024, 128, 8}, DType::f32, 16).bm == 64);
+  CHECK(choose_blocks({1024, 4096, 8}, DType::f32, 16).bm == 1024);
 }
 
 TEST_CASE("deterministic: the same plan gives bitwise identical C run after run") {

@@ -88,7 +88,7 @@ inline void record_synthetic(TuningStore& store, const Platform& platform,
         m.threads = s.threads;
         m.k_layers = m.effective_k_layers = kl;
         m.k_block_factor = m.effective_k_block_factor = kbf;
-        m.blocks = choose_blocks(s.shape, s.dtype);
+        m.blocks = choose_blocks(s.shape, s.dtype, s.threads);
         m.warmup = 1;
         m.reps = 5;
         m.mean_s = m.min_s = s.seconds[config_index(kl, kbf)];

@@ -18,7 +18,7 @@ double kernel_gflops_per_core(int threads, int repetitions) {
   // One thread's operands: a batch of 8 A blocks and 8 B blocks and one C
   // block, 2 x 8 x 16 KiB + 16 KiB with 64^3 blocks: in L2. The blocked
   // layout's strides, as the plan dispatches them.
-  const BlockSizes blk = choose_blocks({4096, 4096, 4096}, DType::f32);
+  const BlockSizes blk = choose_blocks({4096, 4096, 4096}, DType::f32, 1);
   constexpr unsigned long long batch = 8;
   Addressing at{};
   at.a_k_block = std::int64_t(blk.bm) * blk.bk;

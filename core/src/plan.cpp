@@ -156,7 +156,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.shape = p.transposed ? GemmShape{request.shape.n, request.shape.m, request.shape.k} : request.shape;
   p.dtype = request.dtype;
   p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
-  const BlockSizes rule = choose_blocks(p.shape, request.dtype);
+  const BlockSizes rule = choose_blocks(p.shape, request.dtype, p.threads);
   BlockSizes asked = request.blocks;  // in the caller's terms: bm along M
   if (p.transposed) std::swap(asked.bm, asked.bn);
   p.blocks = {asked.bm ? asked.bm : rule.bm, asked.bn ? asked.bn : rule.bn, asked.bk ? asked.bk : rule.bk};

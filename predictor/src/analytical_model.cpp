@@ -18,8 +18,8 @@ struct Grid {
   std::int64_t mb, nb, kb;  // blocks along M, N, K
 };
 
-Grid grid_of(const GemmShape& shape, DType dtype) {
-  const BlockSizes b = choose_blocks(shape, dtype);
+Grid grid_of(const GemmShape& shape, DType dtype, int threads) {
+  const BlockSizes b = choose_blocks(shape, dtype, threads);
   return {b, (shape.m + b.bm - 1) / b.bm, (shape.n + b.bn - 1) / b.bn, (shape.k + b.bk - 1) / b.bk};
 }
 
@@ -155,7 +155,7 @@ bool AnalyticalModel::calibrated() const {
 int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads, int k_layers) const {
   check_prediction_request(shape, threads);
   if (l2_bytes_ == 0) return 1;
-  const Grid g = grid_of(shape, dtype);
+  const Grid g = grid_of(shape, dtype, threads);
   const int layers = std::clamp(k_layers, 1, usable_layers(g));
   return fitting_block_factor(g, thread_share(g, layers, threads), layers, dtype,
                               l2_fraction_ * double(l2_bytes_));
@@ -167,7 +167,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     throw Error(
         "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "
         "and its L2 size");
-  const Grid g = grid_of(shape, dtype);
+  const Grid g = grid_of(shape, dtype, threads);
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);

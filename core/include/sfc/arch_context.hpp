@@ -22,16 +22,23 @@ struct DTypeConstants {
   int block_target_mn;       // choose_blocks()'s target for bm and bn
   int block_target_k;        // and for bk
   int bk_multiple;           // bk is rounded up to a multiple of this (bf16: VNNI pairs along K)
+  int block_target_m_thin_k; // bm's target when K fits one block (C-write bound: tall tiles)
 };
 
 constexpr DTypeConstants dtype_constants(DType dtype) {
   switch (dtype) {
-    case DType::f64: return {8, 8, 32, 64, 1};
-    case DType::bf16: return {2, 4, 64, 64, 2};
+    case DType::f64: return {8, 8, 32, 64, 1, 1024};
+    case DType::bf16: return {2, 4, 64, 64, 2, 1024};
     case DType::f32: break;
   }
-  return {4, 4, 64, 64, 1};
+  return {4, 4, 64, 64, 1, 1024};
 }
+
+// A K that fits one block leaves nothing to reuse (A and B are a sliver next
+// to C) and the GEMM is bound by writing C: choose_blocks() then makes tiles
+// tall so that each column of a tile is a long contiguous run, but keeps at
+// least this many tiles per thread for the balance of the static schedule.
+inline constexpr int kThinKTilesPerThread = 4;
 
 // Paper, section III-C: k_block_factor is the smallest that keeps the A and B
 // panels one thread touches in one round within this fraction of its L2. The

@@ -70,8 +70,10 @@ struct BlockSizes {
   int bm = 0, bn = 0, bk = 0;  // 0: chosen by choose_blocks()
 };
 
-// The block-size rule (one place, documented in core/src/blocking.cpp).
-BlockSizes choose_blocks(const GemmShape& shape, DType dtype);
+// The block-size rule (one place, documented in core/src/blocking.cpp), for a
+// column-major problem run by `threads` threads (a row-major plan asks it for
+// its transposed problem).
+BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads);
 
 struct PlanRequest {
   GemmShape shape;
