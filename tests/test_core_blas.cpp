@@ -121,8 +121,10 @@ TEST_CASE("blas: C = alpha op(A) op(B) + beta C for every transpose, layout and 
                           {Layout::row_major, Transpose::none, Transpose::none, -2, 0.25}};
   for (DType dt : {DType::f32, DType::f64, DType::bf16}) {
     if (!supported(dt)) continue;
-    // Ragged (edge tiles; B packed, then B in place with K divided) and divided by the blocks.
-    for (GemmShape shape : {GemmShape{37, 50, 70}, GemmShape{37, 50, 64}, GemmShape{64, 128, 64}})
+    // Ragged (edge tiles; B packed, then B in place with K divided), divided by the blocks, and
+    // one column of tiles in the loop's terms (A packed panel by panel), K in 3 blocks.
+    for (GemmShape shape :
+         {GemmShape{37, 50, 70}, GemmShape{37, 50, 64}, GemmShape{64, 128, 64}, GemmShape{37, 20, 130}})
       for (Layout layout : {Layout::row_major, Layout::col_major}) {
         GemmPlan plan({.shape = shape, .dtype = dt, .threads = 2, .k_layers = 2, .layout = layout});
         for (Layout call_layout : {Layout::row_major, Layout::col_major})

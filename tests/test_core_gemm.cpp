@@ -79,11 +79,15 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
   // Ragged M and N with K divided (B in place, edge tiles of 3 x 13), and
   // ragged in every dimension (B packed).
   const Case ragged_mn{{67, 45, 512}, {16, 16, 8}}, ragged{{67, 45, 517}, {16, 16, 8}};
+  // One column of tiles in the loop's terms (column-major N, row-major M, below
+  // one block): A is packed panel by panel inside the loop, ragged in M and K.
+  const Case one_column{{300, 12, 517}, {32, 16, 8}}, one_row{{12, 300, 517}, {16, 32, 8}};
   for (DType dtype : {DType::f32, DType::f64})
     for (Layout layout : {Layout::row_major, Layout::col_major})
       for (int kl = 1; kl <= 8; ++kl)
         for (int kbf = 1; kbf <= 8; ++kbf)
-          for (const Case& c : {exact, ragged_mn, ragged}) check_case(c, dtype, 2, layout, kl, kbf);
+          for (const Case& c : {exact, ragged_mn, ragged, one_column, one_row})
+            check_case(c, dtype, 2, layout, kl, kbf);
 
   const GemmCopies all{true, true, true}, a_and_b{true, true, false};
   PlanRequest r;
@@ -117,6 +121,23 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
     CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});
   } catch (const Error&) {  // no bf16 kernels on this CPU
   }
+}
+
+TEST_CASE("one column of tiles packs A panel by panel: a panel per thread, not a packed A") {
+  // 4096 x 8 x 4096 column-major: the whole packed A would be 64 MiB; the
+  // panels are 2 threads x one 64 x 4096 panel (1 MiB each). Blocked: none.
+  PlanRequest r;
+  r.shape = {4096, 8, 4096};
+  r.threads = 2;
+  r.layout = Layout::col_major;
+  const GemmPlan col(r);
+  CHECK(col.copies(Layout::col_major, 4096, 4096, 4096) == GemmCopies{true, false, false});
+  CHECK(col.workspace_bytes() == 2 * std::size_t(64 * 4096) * sizeof(float));
+  r.layout = Layout::row_major;  // its loop's A is the caller's B
+  r.shape = {8, 4096, 4096};
+  CHECK(GemmPlan(r).workspace_bytes() == 2 * std::size_t(64 * 4096) * sizeof(float));
+  r.layout = Layout::blocked;
+  CHECK(GemmPlan(r).workspace_bytes() == 0);
 }
 
 TEST_CASE("every copying path gives the same C") {

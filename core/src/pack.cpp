@@ -67,30 +67,34 @@ void copy_scaled(const T* src, std::int64_t count, T* dst, T scale) {
 // A block (im, kb): element (i, kk) at kk*bm + i, times `scale` (the caller
 // folds alpha into A); bf16 in VNNI pairs, unscaled.
 template <class T>
-void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst, T scale) {
+void pack_a_block(const GemmPlan::Impl& p, Plain<T> src, std::int64_t im, std::int64_t kb, T* blk, T scale) {
   const int bm = p.blocks.bm, bk = p.blocks.bk;
+  const std::int64_t r0 = im * bm, c0 = kb * bk;
+  const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
+  const int cols = int(std::min<std::int64_t>(bk, p.shape.k - c0));
+  if (rows < bm || cols < bk) std::fill(blk, blk + bm * bk, T(0));
+  if constexpr (!std::is_floating_point_v<T>) {  // bf16, in VNNI pairs; never scaled
+    for (int i = 0; i < rows; ++i)
+      for (int kk = 0; kk < cols; ++kk) blk[(kk / 2) * 2 * bm + 2 * i + kk % 2] = src(r0 + i, c0 + kk);
+  } else if (src.row_major) {
+    // A transpose: read rows along K, write the block's columns.
+    transpose_into(p.transpose_a, rows == bm && cols == bk, src.data + r0 * src.ld + c0, src.ld, rows, cols,
+                   blk, bm);
+    if (scale != T(1))
+      for (int e = 0; e < bm * bk; ++e) blk[e] *= scale;
+  } else {
+    for (int kk = 0; kk < cols; ++kk)
+      copy_scaled(src.data + (c0 + kk) * src.ld + r0, rows, blk + kk * bm, scale);
+  }
+}
+
+template <class T>
+void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst, T scale) {
+  const std::int64_t block = std::int64_t(p.blocks.bm) * p.blocks.bk;
 #pragma omp for collapse(2) schedule(static)
   for (std::int64_t im = 0; im < p.mb; ++im)
-    for (std::int64_t kb = 0; kb < p.kb; ++kb) {
-      T* blk = dst + (im * p.kb + kb) * bm * bk;
-      const std::int64_t r0 = im * bm, c0 = kb * bk;
-      const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
-      const int cols = int(std::min<std::int64_t>(bk, p.shape.k - c0));
-      if (rows < bm || cols < bk) std::fill(blk, blk + bm * bk, T(0));
-      if constexpr (!std::is_floating_point_v<T>) {  // bf16, in VNNI pairs; never scaled
-        for (int i = 0; i < rows; ++i)
-          for (int kk = 0; kk < cols; ++kk) blk[(kk / 2) * 2 * bm + 2 * i + kk % 2] = src(r0 + i, c0 + kk);
-      } else if (src.row_major) {
-        // A transpose: read rows along K, write the block's columns.
-        transpose_into(p.transpose_a, rows == bm && cols == bk, src.data + r0 * src.ld + c0, src.ld, rows,
-                       cols, blk, bm);
-        if (scale != T(1))
-          for (int e = 0; e < bm * bk; ++e) blk[e] *= scale;
-      } else {
-        for (int kk = 0; kk < cols; ++kk)
-          copy_scaled(src.data + (c0 + kk) * src.ld + r0, rows, blk + kk * bm, scale);
-      }
-    }
+    for (std::int64_t kb = 0; kb < p.kb; ++kb)
+      pack_a_block(p, src, im, kb, dst + (im * p.kb + kb) * block, scale);
 }
 
 // B block (in, kb): element (kk, j) at j*bk + kk. A row-major source is
@@ -197,6 +201,22 @@ void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const
       pack_a_blocks<T>(p, view, static_cast<T*>(dst), T(scale));
     else
       pack_a_blocks<T>(p, view, static_cast<T*>(dst), T{});  // bf16: unscaled (the VNNI path)
+  });
+}
+
+void pack_panel(const GemmPlan::Impl& p, Layout layout, const void* src, std::int64_t ld, std::int64_t im,
+                const KSlice& slice, void* dst, double scale) {
+  const bool row = (layout == Layout::row_major) != p.transposed;
+  const std::int64_t block = std::int64_t(p.blocks.bm) * p.blocks.bk;
+  assert(scale == 1 || p.dtype != DType::bf16);
+  with_input_type(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    const Plain<T> view{static_cast<const T*>(src), ld, row};
+    T* out = static_cast<T*>(dst);
+    T factor{};  // bf16 is never scaled (the VNNI path ignores it)
+    if constexpr (std::is_floating_point_v<T>) factor = T(scale);
+    for (std::int64_t j = 0; j < std::int64_t(slice.count); ++j)
+      pack_a_block(p, view, im, slice.begin + j, out + j * block, factor);
   });
 }
 

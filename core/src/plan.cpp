@@ -2,6 +2,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <functional>
 #include <string>
@@ -66,14 +67,21 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
   const std::size_t a_bytes = (p.transposed ? p.b_elements() : p.a_elements()) * in;
   const std::size_t b_bytes = (p.transposed ? p.a_elements() : p.b_elements()) * in;
   const std::size_t c_bytes = p.c_elements() * output_size(p.dtype);
+  // The loop's A (the caller's B in a transposed plan) goes into per-thread
+  // panels instead of a whole packed copy when the plan packs it panel by panel.
+  const bool a_in_panels = p.panels && !p.transposed, b_in_panels = p.panels && p.transposed;
   struct Need {
     bool wanted;
     AlignedBuffer& buffer;
     std::size_t bytes;
   };
-  Need needs[] = {
-      {copy.a, p.a_packed, a_bytes}, {copy.b, p.b_packed, b_bytes}, {copy.c, p.c_packed, c_bytes}};
-  double held = double(p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes());
+  Need needs[] = {{copy.a && !a_in_panels, p.a_packed, a_bytes},
+                  {copy.b && !b_in_panels, p.b_packed, b_bytes},
+                  {copy.c, p.c_packed, c_bytes},
+                  {(copy.a && a_in_panels) || (copy.b && b_in_panels), p.a_panels,
+                   p.panel_bytes * std::size_t(p.threads)}};
+  double held = double(p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes() +
+                       p.a_panels.bytes());
   double more = 0;
   for (const Need& n : needs)
     if (n.wanted && !n.buffer.data()) more += double(n.bytes);
@@ -92,6 +100,10 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
 // Work the loop's thread team does first, every thread calling it (packing
 // an operand: a worksharing loop that ends in the team's barrier).
 using Prologue = std::function<void()>;
+// Packs the loop's A blocks of one task (row of tiles im, K slice) into the
+// calling thread's panel and returns it (see Impl::panels); empty: the loop
+// reads A's blocks where they are.
+using PanelPacker = std::function<const void*(std::int64_t im, const KSlice& slice)>;
 
 // The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve index)
 // pairs, handed out in contiguous static chunks: the first Mb*Nb tasks form
@@ -99,7 +111,7 @@ using Prologue = std::function<void()>;
 // contiguous stretch of the curve -- a compact patch of C tiles.
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels, const In* a,
-                const In* b, Out* c, const Prologue& prologue, bool accumulate) {
+                const In* b, Out* c, const Prologue& prologue, const PanelPacker& panel, bool accumulate) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
@@ -119,11 +131,12 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
         // Round 0 overwrites its copy of C, unless layer 0 adds to a C the
         // prologue scaled by beta (C = A B + beta C, in place).
         const bool overwrite = round == 0 && !(accumulate && layer == 0);
+        const In* a_blocks = panel ? static_cast<const In*>(panel(tile.x, ks))
+                                   : a + tile.x * at.a_row_block + ks.begin * at.a_k_block;
         const KernelPair<Kernel>& kernel = kernels[tile.x == p.mb - 1][tile.y == p.nb - 1];
-        (overwrite ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
-                                                 b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
-                                                 c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block,
-                                                 &ks.count);
+        (overwrite ? kernel.first : kernel.rest)(
+            a_blocks, b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
+            c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block, &ks.count);
       }
     }
     if (p.layers > 1) {  // add the copies into C, tile by tile in curve order
@@ -187,6 +200,14 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
 
   const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
   p.plain = request.layout != Layout::blocked;
+  p.panels = p.plain && p.nb == 1;  // (see Impl::panels)
+  if (p.panels) {
+    unsigned long long longest = 0;
+    for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
+    const std::size_t bytes =
+        longest * std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
+    p.panel_bytes = (bytes + 63) / 64 * 64;  // whole cache lines: no two threads share one
+  }
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
 
   p.curve = GilbertCurve(p.mb, p.nb).cells();
@@ -297,7 +318,8 @@ std::size_t GemmPlan::b_elements() const {
 std::size_t GemmPlan::c_elements() const { return impl_->c_elements(); }
 std::size_t GemmPlan::workspace_bytes() const {
   const Impl& p = *impl_;
-  return p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes();
+  return p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes() +
+         p.a_panels.bytes();
 }
 
 namespace {
@@ -305,20 +327,21 @@ namespace {
 // The loop on the caller's operands (swapped for a transposed plan) through
 // `map`, after the team has run `prologue` (if any).
 void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
-         const Prologue& prologue = {}, bool accumulate = false) {
+         const Prologue& prologue = {}, const PanelPacker& panel = {}, bool accumulate = false) {
   if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
   switch (p.dtype) {
     case DType::f32:
       run_sfc_ca(p, map.at, map.f32, static_cast<const float*>(a), static_cast<const float*>(b),
-                 static_cast<float*>(c), prologue, accumulate);
+                 static_cast<float*>(c), prologue, panel, accumulate);
       break;
     case DType::f64:
       run_sfc_ca(p, map.at, map.f64, static_cast<const double*>(a), static_cast<const double*>(b),
-                 static_cast<double*>(c), prologue, accumulate);
+                 static_cast<double*>(c), prologue, panel, accumulate);
       break;
     case DType::bf16:
       run_sfc_ca(p, map.at, map.bf16, static_cast<const libxsmm_bfloat16*>(a),
-                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue, accumulate);
+                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue, panel,
+                 accumulate);
       break;
   }
 }
@@ -417,13 +440,29 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   // Packing runs in the loop's own thread team, so packing A and B costs no
   // fork and join of its own (each costs ~3.4 us on this 2-core machine, 3.5%
   // of a 256^3 GEMM); unpacking a copied C is a second team.
+  // The loop's A (the caller's B in a transposed plan) is packed panel by
+  // panel inside the loop when the plan says so (Impl::panels), the rest up front.
+  const bool a_in_panels = p.panels && copy.a && !p.transposed,
+             b_in_panels = p.panels && copy.b && p.transposed;
   const Prologue pack = [&] {
-    if (copy.a) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
-    if (copy.b) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
+    if (copy.a && !a_in_panels) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
+    if (copy.b && !b_in_panels) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
     if (accumulate && beta != 1) scale_result_lines(p, layout, c, ldc, beta);
   };
-  if (in_place) return run(p, *way.map, a_used, b_used, c, pack, accumulate);
-  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack);
+  PanelPacker panel;
+  if (a_in_panels || b_in_panels) {
+    const void* src = a_in_panels ? a : b;
+    const Layout src_layout = a_in_panels ? layout_a : layout_b;
+    const std::int64_t ld = a_in_panels ? lda : ldb;
+    const double scale = a_in_panels ? alpha_a : alpha_b;
+    panel = [&p, src, src_layout, ld, scale](std::int64_t im, const KSlice& slice) -> const void* {
+      void* dst = p.a_panels.as<char>() + std::size_t(omp_get_thread_num()) * p.panel_bytes;
+      pack_panel(p, src_layout, src, ld, im, slice, dst, scale);
+      return dst;
+    };
+  }
+  if (in_place) return run(p, *way.map, a_used, b_used, c, pack, panel, accumulate);
+  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack, panel);
   unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }
 

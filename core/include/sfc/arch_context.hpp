@@ -17,12 +17,12 @@
 namespace sfc {
 
 struct DTypeConstants {
-  std::size_t input_bytes;   // one A or B element
-  std::size_t output_bytes;  // one C element (the accumulation type)
-  int block_target_mn;       // choose_blocks()'s target for bm and bn
-  int block_target_k;        // and for bk
-  int bk_multiple;           // bk is rounded up to a multiple of this (bf16: VNNI pairs along K)
-  int block_target_m_thin_k; // bm's target when K fits one block (C-write bound: tall tiles)
+  std::size_t input_bytes;    // one A or B element
+  std::size_t output_bytes;   // one C element (the accumulation type)
+  int block_target_mn;        // choose_blocks()'s target for bm and bn
+  int block_target_k;         // and for bk
+  int bk_multiple;            // bk is rounded up to a multiple of this (bf16: VNNI pairs along K)
+  int block_target_m_thin_k;  // bm's target when K fits one block (C-write bound: tall tiles)
 };
 
 constexpr DTypeConstants dtype_constants(DType dtype) {
