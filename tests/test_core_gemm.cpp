@@ -125,19 +125,32 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
 
 TEST_CASE("one column of tiles packs A panel by panel: a panel per thread, not a packed A") {
   // 4096 x 8 x 4096 column-major: the whole packed A would be 64 MiB; the
-  // panels are 2 threads x one 64 x 4096 panel (1 MiB each). Blocked: none.
+  // panels are 2 threads x 16 blocks of 64 x 64 (256 KiB each). Blocked: none.
   PlanRequest r;
   r.shape = {4096, 8, 4096};
   r.threads = 2;
   r.layout = Layout::col_major;
   const GemmPlan col(r);
   CHECK(col.copies(Layout::col_major, 4096, 4096, 4096) == GemmCopies{true, false, false});
-  CHECK(col.workspace_bytes() == 2 * std::size_t(64 * 4096) * sizeof(float));
+  CHECK(col.workspace_bytes() == 2 * std::size_t(16 * 64 * 64) * sizeof(float));
   r.layout = Layout::row_major;  // its loop's A is the caller's B
   r.shape = {8, 4096, 4096};
-  CHECK(GemmPlan(r).workspace_bytes() == 2 * std::size_t(64 * 4096) * sizeof(float));
+  CHECK(GemmPlan(r).workspace_bytes() == 2 * std::size_t(16 * 64 * 64) * sizeof(float));
   r.layout = Layout::blocked;
   CHECK(GemmPlan(r).workspace_bytes() == 0);
+
+  // A K slice longer than a panel is packed and multiplied a panel at a time
+  // (60 x 64 blocks: 17 fp32 or 8 fp64 blocks a panel, of 65), ragged K.
+  for (DType dtype : {DType::f32, DType::f64})
+    for (int threads : {2, 3})
+      for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {1, 8}, {3, 1}}) {
+        check_case({{300, 12, 4100}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{12, 300, 4100}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        // Tall, ragged panels: 2501 rows in blocks of 501 (the last 497), 2 blocks a panel.
+        check_case({{2501, 7, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+      }
+  CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 501);
 }
 
 TEST_CASE("every copying path gives the same C") {
@@ -216,7 +229,7 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   CHECK(choose_blocks({64, 64, 63}, DType::bf16, 2).bk % 2 == 0);
 }
 
-TEST_CASE("block-size rule: a K of one block makes tall tiles, as many as the threads need") {
+TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels, as the threads allow") {
   // C-write bound: bm grows to 1024 (equal blocks), bn and bk stay.
   const BlockSizes thin = choose_blocks({4096, 4096, 16}, DType::f32, 2);
   CHECK(thin.bm == 1024);
@@ -225,11 +238,20 @@ TEST_CASE("block-size rule: a K of one block makes tall tiles, as many as the th
   CHECK(choose_blocks({4091, 4093, 61}, DType::f32, 2).bm == 1023);  // 4 blocks, padding 1
   CHECK(choose_blocks({2048, 2048, 65}, DType::f32, 2).bm == 64);    // two K blocks: the usual rule
   CHECK(choose_blocks({50, 4096, 3}, DType::f64, 2).bm == 50);
-  // Fewer tiles than 4 per thread: bm shrinks (1024 x 128 x 8, 2 threads:
-  // 2 column tiles need 4 row tiles, bm 256); never below the usual rule.
-  CHECK(choose_blocks({1024, 128, 8}, DType::f32, 2).bm == 256);
+  // Fewer tiles than 2 per thread: bm shrinks (1024 x 128 x 8, 2 threads:
+  // 2 column tiles need 2 row tiles, bm 512); never below the usual rule.
+  CHECK(choose_blocks({1024, 128, 8}, DType::f32, 2).bm == 512);
   CHECK(choose_blocks({1024, 128, 8}, DType::f32, 16).bm == 64);
   CHECK(choose_blocks({1024, 4096, 8}, DType::f32, 16).bm == 1024);
+  // One column of tiles on plain operands (A packed panel by panel): tall,
+  // whatever K; the blocked layout keeps the usual rule.
+  CHECK(choose_blocks({4096, 8, 4096}, DType::f32, 2, Layout::col_major).bm == 1024);
+  CHECK(choose_blocks({4096, 8, 4096}, DType::f32, 2, Layout::row_major).bm == 1024);
+  CHECK(choose_blocks({4096, 8, 4096}, DType::f32, 2, Layout::blocked).bm == 64);
+  CHECK(choose_blocks({1024, 3, 1024}, DType::f32, 2, Layout::col_major).bm == 256);  // 4 tiles for 2 threads
+  CHECK(choose_blocks({4096, 65, 4096}, DType::f32, 2, Layout::col_major).bm == 64);  // two columns of tiles
+  CHECK(choose_blocks({4096, 32, 4096}, DType::f64, 2, Layout::col_major).bm == 1024);
+  CHECK(choose_blocks({4096, 33, 4096}, DType::f64, 2, Layout::col_major).bm == 32);
 }
 
 TEST_CASE("deterministic: the same plan gives bitwise identical C run after run") {

@@ -14,17 +14,27 @@
 // calls and loads of C per FLOP against 32, and one A block plus one B block (2 x 16 KiB fp32) still sits
 // comfortably in L1/L2. bf16 keeps bk even: its A blocks are stored in VNNI pairs along K.
 //
-// A K that fits one block (K <= 64) is another regime: there is no K loop to
-// amortise, A and B are slivers that stay in cache, and the time goes into
-// writing C (M x N elements for 2K FLOPs each). 64 x 64 tiles write C as 64
-// runs of 256 bytes a leading dimension apart, in the curve's 2D order; tall
-// tiles (bm up to 1024) write it in runs of 4 KiB that follow each other
-// down the columns. Measured (fp32, 2 threads, Xeon, C = A B row-major, min
-// of 5 alternating processes; the loop's bm = 1024 against 64): 4096x4096x16
-// 11.7 -> 4.6 ms, 2048x2048x32 3.0 -> 1.7, 1024x1024x3 0.68 -> 0.22,
-// 1024x1024x64 0.87 -> 0.78; column-major 4096x4096x16 10.5 -> 4.6, blocked
-// 5.3 -> 4.5. bm shrinks back towards 64 while the tiles would be fewer than
-// kThinKTilesPerThread per thread, so that every thread has work.
+// Tall tiles (bm up to 1024, fewer only to keep kTallTilesPerThread tiles
+// per thread) in two regimes where the 2D reuse of 64 x 64 tiles buys nothing:
+//
+// - A K that fits one block (K <= 64): there is no K loop to amortise, A and
+//   B are slivers that stay in cache, and the time goes into writing C (M x N
+//   elements for 2K FLOPs each). 64 x 64 tiles write C as 64 runs of 256
+//   bytes a leading dimension apart, in the curve's 2D order; tall tiles
+//   write it in runs of 4 KiB that follow each other down the columns.
+//   Measured (fp32, 2 threads, Xeon, row-major, min of 5 alternating
+//   processes; the loop's bm = 1024 against 64): 4096x4096x16 11.7 -> 4.6 ms,
+//   2048x2048x32 3.0 -> 1.7, 1024x1024x3 0.68 -> 0.22, 1024x1024x64 0.87 ->
+//   0.78; column-major 4096x4096x16 10.5 -> 4.6, blocked 5.3 -> 4.5.
+// - Plain operands and an N that fits one block: one column of tiles, whose
+//   A panels gemm() packs inside the loop (plan_impl.hpp, Impl::panels)
+//   reading the caller's matrix in runs of bm elements. Measured (row-major,
+//   so the caller's M is the loop's N; min of 3 alternating processes):
+//   1x4096x4096 9.5 -> 5.4 ms, 8x4096x4096 9.1 -> 5.8, 32x2048x2048 3.3 ->
+//   2.4, 64x8192x1024 11.8 -> 8.2, 3x1024x1024 0.57 -> 0.35 (bm 512: two
+//   tiles, one per thread, beat one of 1024, 0.36 against 0.52 ms). The
+//   blocked layout keeps 64: its packed A is contiguous already, and 1024-row
+//   blocks ran 4096x8x4096 at 2.8x the time.
 #include <algorithm>
 
 #include "sfc/arch_context.hpp"
@@ -40,15 +50,17 @@ int split(std::int64_t extent, int target) {
 
 }  // namespace
 
-BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads) {
+BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   const DTypeConstants c = dtype_constants(dtype);
   BlockSizes b{split(shape.m, c.block_target_mn), split(shape.n, c.block_target_mn),
                split(shape.k, c.block_target_k)};
   b.bk += (c.bk_multiple - b.bk % c.bk_multiple) % c.bk_multiple;
-  if (shape.k <= c.block_target_k) {  // one K block: tall tiles (see above)
+  const bool one_k_block = shape.k <= c.block_target_k;
+  const bool plain_panels = layout != Layout::blocked && shape.n <= c.block_target_mn;
+  if (one_k_block || plain_panels) {  // tall tiles (see above)
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;
-    const std::int64_t wanted = std::int64_t(kThinKTilesPerThread) * std::max(threads, 1);
-    for (int target = c.block_target_m_thin_k; target > c.block_target_mn; target /= 2) {
+    const std::int64_t wanted = std::int64_t(kTallTilesPerThread) * std::max(threads, 1);
+    for (int target = c.block_target_m_tall; target > c.block_target_mn; target /= 2) {
       const std::int64_t row_tiles = (shape.m + target - 1) / target;
       if (row_tiles * col_tiles >= wanted) {
         b.bm = split(shape.m, target);

@@ -131,12 +131,21 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
         // Round 0 overwrites its copy of C, unless layer 0 adds to a C the
         // prologue scaled by beta (C = A B + beta C, in place).
         const bool overwrite = round == 0 && !(accumulate && layer == 0);
-        const In* a_blocks = panel ? static_cast<const In*>(panel(tile.x, ks))
-                                   : a + tile.x * at.a_row_block + ks.begin * at.a_k_block;
         const KernelPair<Kernel>& kernel = kernels[tile.x == p.mb - 1][tile.y == p.nb - 1];
-        (overwrite ? kernel.first : kernel.rest)(
-            a_blocks, b + tile.y * at.b_col_block + ks.begin * at.b_k_block,
-            c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block, &ks.count);
+        const In* b_blocks = b + tile.y * at.b_col_block + ks.begin * at.b_k_block;
+        Out* c_tile = c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block;
+        if (!panel) {
+          (overwrite ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
+                                                   b_blocks, c_tile, &ks.count);
+          continue;
+        }
+        // A packed just before use, a panel of K blocks at a time (Impl::panels).
+        for (unsigned long long done = 0; done < ks.count; done += p.panel_blocks) {
+          const KSlice part{ks.begin + std::int64_t(done), std::min(p.panel_blocks, ks.count - done)};
+          (overwrite && done == 0 ? kernel.first : kernel.rest)(static_cast<const In*>(panel(tile.x, part)),
+                                                                b_blocks + done * at.b_k_block, c_tile,
+                                                                &part.count);
+        }
       }
     }
     if (p.layers > 1) {  // add the copies into C, tile by tile in curve order
@@ -169,7 +178,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.shape = p.transposed ? GemmShape{request.shape.n, request.shape.m, request.shape.k} : request.shape;
   p.dtype = request.dtype;
   p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
-  const BlockSizes rule = choose_blocks(p.shape, request.dtype, p.threads);
+  const BlockSizes rule = choose_blocks(p.shape, request.dtype, p.threads, request.layout);
   BlockSizes asked = request.blocks;  // in the caller's terms: bm along M
   if (p.transposed) std::swap(asked.bm, asked.bn);
   p.blocks = {asked.bm ? asked.bm : rule.bm, asked.bn ? asked.bn : rule.bn, asked.bk ? asked.bk : rule.bk};
@@ -204,9 +213,10 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   if (p.panels) {
     unsigned long long longest = 0;
     for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
-    const std::size_t bytes =
-        longest * std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
-    p.panel_bytes = (bytes + 63) / 64 * 64;  // whole cache lines: no two threads share one
+    const std::size_t block_bytes = std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
+    p.panel_blocks = std::clamp<unsigned long long>(Impl::kPanelBytes / block_bytes, 1, longest);
+    p.panel_bytes =
+        (p.panel_blocks * block_bytes + 63) / 64 * 64;  // whole cache lines: no two threads share one
   }
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
 

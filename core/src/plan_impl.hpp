@@ -140,9 +140,13 @@ struct GemmPlan::Impl {
   // slice) into the thread's own buffer just before the kernel reads it from
   // cache. Measured (fp32, 2 threads, a 64-row panel of K = 4096): C = A B
   // with n = 1 14.3 -> 7.5 ms, n = 8 14.5 -> 9.0, n = 32 3.4 -> 2.9.
-  // a_panels holds one panel of panel_bytes (the longest slice's blocks, in
-  // whole cache lines) per thread.
+  // A long slice is packed and multiplied panel_blocks K blocks at a time
+  // (kPanelBytes), so that the panel stays in L2 between its packing and
+  // the kernel. a_panels holds one panel of panel_bytes (in whole cache
+  // lines) per thread.
+  static constexpr std::size_t kPanelBytes = std::size_t(256) << 10;
   bool panels = false;
+  unsigned long long panel_blocks = 0;
   std::size_t panel_bytes = 0;
   AlignedBuffer a_panels;
 

@@ -17,12 +17,12 @@
 namespace sfc {
 
 struct DTypeConstants {
-  std::size_t input_bytes;    // one A or B element
-  std::size_t output_bytes;   // one C element (the accumulation type)
-  int block_target_mn;        // choose_blocks()'s target for bm and bn
-  int block_target_k;         // and for bk
-  int bk_multiple;            // bk is rounded up to a multiple of this (bf16: VNNI pairs along K)
-  int block_target_m_thin_k;  // bm's target when K fits one block (C-write bound: tall tiles)
+  std::size_t input_bytes;   // one A or B element
+  std::size_t output_bytes;  // one C element (the accumulation type)
+  int block_target_mn;       // choose_blocks()'s target for bm and bn
+  int block_target_k;        // and for bk
+  int bk_multiple;           // bk is rounded up to a multiple of this (bf16: VNNI pairs along K)
+  int block_target_m_tall;   // bm's target for tall tiles (a K of one block; plain A panels)
 };
 
 constexpr DTypeConstants dtype_constants(DType dtype) {
@@ -34,11 +34,10 @@ constexpr DTypeConstants dtype_constants(DType dtype) {
   return {4, 4, 64, 64, 1, 1024};
 }
 
-// A K that fits one block leaves nothing to reuse (A and B are a sliver next
-// to C) and the GEMM is bound by writing C: choose_blocks() then makes tiles
-// tall so that each column of a tile is a long contiguous run, but keeps at
-// least this many tiles per thread for the balance of the static schedule.
-inline constexpr int kThinKTilesPerThread = 4;
+// choose_blocks() makes tiles tall (bm up to block_target_m_tall) where
+// long runs of C or A pay (see core/src/blocking.cpp), but keeps at least
+// this many tiles per thread for the balance of the static schedule.
+inline constexpr int kTallTilesPerThread = 2;
 
 // Paper, section III-C: k_block_factor is the smallest that keeps the A and B
 // panels one thread touches in one round within this fraction of its L2. The

@@ -71,9 +71,9 @@ struct BlockSizes {
 };
 
 // The block-size rule (one place, documented in core/src/blocking.cpp), for a
-// column-major problem run by `threads` threads (a row-major plan asks it for
-// its transposed problem).
-BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads);
+// column-major problem run by `threads` threads on operands in `layout` (a
+// row-major plan asks it for its transposed problem).
+BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout = Layout::blocked);
 
 struct PlanRequest {
   GemmShape shape;
