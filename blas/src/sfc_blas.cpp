@@ -28,11 +28,12 @@ namespace {
 // measurement behind the default).
 constexpr double kDefaultMinFlops = 2.0 * 128 * 128 * 128;
 // A thin GEMM goes to the fallback BLAS whatever its flops: K below this, or
-// the output's rows of a row-major call (M; N of a column-major one) -- the
-// direction along which SFC-CA's loop reuses the operand it packs whole, so
-// a thin output packs about as much as it computes. Measured on 20 skinny
-// shapes (docs/blas.md): below 128 OpenBLAS won most; at or above, SFC-CA.
-constexpr double kDefaultMinDimension = 128;
+// the output's rows of a row-major call (M; N of a column-major one). 0: none
+// does. The engine once lost to OpenBLAS there (it packed the whole of an
+// operand it then used once, and wrote C in 64 x 64 tiles); since it packs
+// such panels inside its loop and makes tiles tall, SFC-CA beats OpenBLAS on
+// every thin shape of data/grids/skinny.shapes (1.3-3.0x, docs/blas.md).
+constexpr double kDefaultMinDimension = 0;
 
 // A number >= 0 from the environment, or `otherwise` (with a warning when the
 // variable is set to something else).

@@ -70,14 +70,24 @@ recorded=$(awk '!/^#/ && NR > 1 { sum += $9 } END { print sum + 0 }' "$dir/shape
 [ "$recorded" -eq "$calls" ] || { echo "numpy_test: the record holds $recorded calls of $calls" >&2; exit 1; }
 echo "SFC_VERBOSE printed $lines lines and SFC_RECORD counted $recorded calls, one per call on SFC-CA"
 
-# The default routing: 512 x 512 x 512 on SFC-CA, 2048 x 2048 x 8 (2/3 of its
-# flops, above SFC_BLAS_MIN_FLOPS too) to the real BLAS for its K.
-routing=$(env -u SFC_BLAS_MIN_FLOPS -u SFC_BLAS_MIN_DIM SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" -c '
+# The routing: by default 512 x 512 x 512 and the thin 2048 x 2048 x 8 on
+# SFC-CA, 64 x 64 x 64 (below SFC_BLAS_MIN_FLOPS) on the real BLAS; with
+# SFC_BLAS_MIN_DIM=16 the thin one goes to the real BLAS too, for its K.
+products='
 import numpy as np
 a, b = np.ones((512, 512), np.float32), np.ones((512, 512), np.float32)
 assert (a @ b == 512).all()
 a, b = np.ones((2048, 8), np.float32), np.ones((8, 2048), np.float32)
-assert (a @ b == 8).all()' 2>&1 | grep '^sfc-blas:')
+assert (a @ b == 8).all()
+a, b = np.ones((64, 64), np.float32), np.ones((64, 64), np.float32)
+assert (a @ b == 64).all()'
+routing=$(env -u SFC_BLAS_MIN_FLOPS -u SFC_BLAS_MIN_DIM SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" -c "$products" 2>&1 |
+  grep '^sfc-blas:')
 echo "$routing"
-echo "$routing" | grep -q '^sfc-blas: 1 GEMM calls .* ran on SFC-CA, 1 ' ||
-  { echo "numpy_test: expected one call on each side" >&2; exit 1; }
+echo "$routing" | grep -q '^sfc-blas: 2 GEMM calls .* ran on SFC-CA, 1 ' ||
+  { echo "numpy_test: expected two calls on SFC-CA and one on the real BLAS by default" >&2; exit 1; }
+routing=$(env -u SFC_BLAS_MIN_FLOPS SFC_BLAS_MIN_DIM=16 SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" -c "$products" 2>&1 |
+  grep '^sfc-blas:')
+echo "$routing"
+echo "$routing" | grep -q '^sfc-blas: 1 GEMM calls .* ran on SFC-CA, 2 ' ||
+  { echo "numpy_test: expected SFC_BLAS_MIN_DIM=16 to send the thin call to the real BLAS" >&2; exit 1; }
