@@ -32,7 +32,8 @@ constexpr double kDefaultMinFlops = 2.0 * 128 * 128 * 128;
 // does. The engine once lost to OpenBLAS there (it packed the whole of an
 // operand it then used once, and wrote C in 64 x 64 tiles); since it packs
 // such panels inside its loop and makes tiles tall, SFC-CA beats OpenBLAS on
-// every thin shape of data/grids/skinny.shapes (1.3-3.0x, docs/blas.md).
+// every shape of data/grids/skinny.shapes with a K or M of 1-64 (1.4-2.9x;
+// docs/blas.md).
 constexpr double kDefaultMinDimension = 0;
 
 // A number >= 0 from the environment, or `otherwise` (with a warning when the
