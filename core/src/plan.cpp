@@ -132,19 +132,15 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
         // prologue scaled by beta (C = A B + beta C, in place).
         const bool overwrite = round == 0 && !(accumulate && layer == 0);
         const KernelPair<Kernel>& kernel = kernels[tile.x == p.mb - 1][tile.y == p.nb - 1];
-        const In* b_blocks = b + tile.y * at.b_col_block + ks.begin * at.b_k_block;
         Out* c_tile = c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block;
-        if (!panel) {
-          (overwrite ? kernel.first : kernel.rest)(a + tile.x * at.a_row_block + ks.begin * at.a_k_block,
-                                                   b_blocks, c_tile, &ks.count);
-          continue;
-        }
-        // A packed just before use, a panel of K blocks at a time (Impl::panels).
+        // The slice's K blocks in one batch, or a panel's worth at a time
+        // when A is packed just before use (Impl::panels).
         for (unsigned long long done = 0; done < ks.count; done += p.panel_blocks) {
           const KSlice part{ks.begin + std::int64_t(done), std::min(p.panel_blocks, ks.count - done)};
-          (overwrite && done == 0 ? kernel.first : kernel.rest)(static_cast<const In*>(panel(tile.x, part)),
-                                                                b_blocks + done * at.b_k_block, c_tile,
-                                                                &part.count);
+          const In* a_blocks = panel ? static_cast<const In*>(panel(tile.x, part))
+                                     : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
+          (overwrite && done == 0 ? kernel.first : kernel.rest)(
+              a_blocks, b + tile.y * at.b_col_block + part.begin * at.b_k_block, c_tile, &part.count);
         }
       }
     }
@@ -210,13 +206,14 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
   p.plain = request.layout != Layout::blocked;
   p.panels = p.plain && p.nb == 1;  // (see Impl::panels)
+  unsigned long long longest = 0;
+  for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
+  p.panel_blocks = longest;  // every slice in one batch
   if (p.panels) {
-    unsigned long long longest = 0;
-    for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
     const std::size_t block_bytes = std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
     p.panel_blocks = std::clamp<unsigned long long>(Impl::kPanelBytes / block_bytes, 1, longest);
-    p.panel_bytes =
-        (p.panel_blocks * block_bytes + 63) / 64 * 64;  // whole cache lines: no two threads share one
+    // Whole cache lines, so that no two threads' panels share one.
+    p.panel_bytes = (p.panel_blocks * block_bytes + 63) / 64 * 64;
   }
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
 

@@ -142,7 +142,8 @@ struct GemmPlan::Impl {
   // with n = 1 14.3 -> 7.5 ms, n = 8 14.5 -> 9.0, n = 32 3.4 -> 2.9.
   // A long slice is packed and multiplied panel_blocks K blocks at a time
   // (kPanelBytes), so that the panel stays in L2 between its packing and
-  // the kernel. a_panels holds one panel of panel_bytes (in whole cache
+  // the kernel (without panels, panel_blocks is the longest slice: one
+  // batch each). a_panels holds one panel of panel_bytes (in whole cache
   // lines) per thread.
   static constexpr std::size_t kPanelBytes = std::size_t(256) << 10;
   bool panels = false;
