@@ -123,7 +123,7 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
   }
 }
 
-TEST_CASE("one column of tiles packs A panel by panel: a panel per thread, not a packed A") {
+TEST_CASE("one column (row) of tiles packs A (B) panel by panel: a panel per thread, not a packed copy") {
   // 4096 x 8 x 4096 column-major: the whole packed A would be 64 MiB; the
   // panels are 2 threads x 16 blocks of 64 x 64 (256 KiB each). Blocked: none.
   PlanRequest r;
@@ -149,7 +149,21 @@ TEST_CASE("one column of tiles packs A panel by panel: a panel per thread, not a
         // Tall, ragged panels: 2501 rows in blocks of 501 (the last 497), 2 blocks a panel.
         check_case({{2501, 7, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        // One row of tiles with a ragged K: the loop's B panel by panel; one tile: both.
+        check_case({{12, 300, 4100}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{300, 12, 4100}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        check_case({{12, 10, 4100}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{12, 10, 4100}, {}}, dtype, threads, Layout::row_major, kl, kbf);
       }
+  // 60 x 4100 x 4100: B (4100 x 4100, 64 MiB, a K of 65 blocks of 64 that
+  // overshoot 4100) is packed 256 KiB a thread at a time, not whole; A
+  // (60 x 4100) whole.
+  r.layout = Layout::col_major;
+  r.shape = {60, 4100, 4100};
+  const GemmPlan row_of_tiles(r);
+  CHECK(row_of_tiles.copies(Layout::col_major, 60, 4100, 60) == GemmCopies{true, true, false});
+  CHECK(row_of_tiles.workspace_bytes() ==
+        std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(16 * 64 * 64) * sizeof(float));
   CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 501);
 }
 

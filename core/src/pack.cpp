@@ -97,27 +97,33 @@ void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst, T scale) {
       pack_a_block(p, src, im, kb, dst + (im * p.kb + kb) * block, scale);
 }
 
-// B block (in, kb): element (kk, j) at j*bk + kk. A row-major source is
-// walked block row by block row (kb outer), so that reads run along its rows.
+// B block (in, kb): element (kk, j) at j*bk + kk.
+template <class T>
+void pack_b_block(const GemmPlan::Impl& p, Plain<T> src, std::int64_t in, std::int64_t kb, T* blk) {
+  const int bn = p.blocks.bn, bk = p.blocks.bk;
+  const std::int64_t r0 = kb * bk, c0 = in * bn;
+  const int rows = int(std::min<std::int64_t>(bk, p.shape.k - r0));
+  const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
+  if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
+  if (src.row_major) {  // a transpose
+    transpose_into(p.transpose_b, rows == bk && cols == bn, src.data + r0 * src.ld + c0, src.ld, rows, cols,
+                   blk, bk);
+  } else {
+    for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
+  }
+}
+
+// A row-major source is walked block row by block row (kb outer), so that
+// reads run along its rows.
 template <class T>
 void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
-  const int bn = p.blocks.bn, bk = p.blocks.bk;
+  const std::int64_t block = std::int64_t(p.blocks.bk) * p.blocks.bn;
   const std::int64_t blocks = p.nb * p.kb;
 #pragma omp for schedule(static)
   for (std::int64_t t = 0; t < blocks; ++t) {
     const std::int64_t in = src.row_major ? t % p.nb : t / p.kb;
     const std::int64_t kb = src.row_major ? t / p.nb : t % p.kb;
-    T* blk = dst + (in * p.kb + kb) * bk * bn;
-    const std::int64_t r0 = kb * bk, c0 = in * bn;
-    const int rows = int(std::min<std::int64_t>(bk, p.shape.k - r0));
-    const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
-    if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
-    if (src.row_major) {  // a transpose
-      transpose_into(p.transpose_b, rows == bk && cols == bn, src.data + r0 * src.ld + c0, src.ld, rows, cols,
-                     blk, bk);
-    } else {
-      for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
-    }
+    pack_b_block(p, src, in, kb, dst + (in * p.kb + kb) * block);
   }
 }
 
@@ -204,19 +210,24 @@ void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const
   });
 }
 
-void pack_panel(const GemmPlan::Impl& p, Layout layout, const void* src, std::int64_t ld, std::int64_t im,
-                const KSlice& slice, void* dst, double scale) {
+void pack_panel(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
+                std::int64_t index, const KSlice& slice, void* dst, double scale) {
   const bool row = (layout == Layout::row_major) != p.transposed;
-  const std::int64_t block = std::int64_t(p.blocks.bm) * p.blocks.bk;
-  assert(scale == 1 || p.dtype != DType::bf16);
+  const bool loop_a = (operand == Operand::a) != p.transposed;  // (as in pack_operand)
+  assert(scale == 1 || (loop_a && p.dtype != DType::bf16));
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);
     const Plain<T> view{static_cast<const T*>(src), ld, row};
     T* out = static_cast<T*>(dst);
     T factor{};  // bf16 is never scaled (the VNNI path ignores it)
     if constexpr (std::is_floating_point_v<T>) factor = T(scale);
-    for (std::int64_t j = 0; j < std::int64_t(slice.count); ++j)
-      pack_a_block(p, view, im, slice.begin + j, out + j * block, factor);
+    const std::int64_t block = std::int64_t(p.blocks.bk) * (loop_a ? p.blocks.bm : p.blocks.bn);
+    for (std::int64_t j = 0; j < std::int64_t(slice.count); ++j) {
+      if (loop_a)
+        pack_a_block(p, view, index, slice.begin + j, out + j * block, factor);
+      else
+        pack_b_block(p, view, index, slice.begin + j, out + j * block);
+    }
   });
 }
 

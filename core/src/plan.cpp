@@ -67,9 +67,14 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
   const std::size_t a_bytes = (p.transposed ? p.b_elements() : p.a_elements()) * in;
   const std::size_t b_bytes = (p.transposed ? p.a_elements() : p.b_elements()) * in;
   const std::size_t c_bytes = p.c_elements() * output_size(p.dtype);
-  // The loop's A (the caller's B in a transposed plan) goes into per-thread
-  // panels instead of a whole packed copy when the plan packs it panel by panel.
-  const bool a_in_panels = p.panels && !p.transposed, b_in_panels = p.panels && p.transposed;
+  // An operand the plan packs panel by panel (Impl::panels_a/b) needs its
+  // per-thread panels instead of a whole packed copy. The caller's A is the
+  // loop's A, unless the plan is transposed.
+  const bool a_in_panels = p.transposed ? p.panels_b : p.panels_a;
+  const bool b_in_panels = p.transposed ? p.panels_a : p.panels_b;
+  const bool loop_a_panels = p.transposed ? copy.b && b_in_panels : copy.a && a_in_panels;
+  const bool loop_b_panels = p.transposed ? copy.a && a_in_panels : copy.b && b_in_panels;
+  const std::size_t threads = std::size_t(p.threads);
   struct Need {
     bool wanted;
     AlignedBuffer& buffer;
@@ -78,10 +83,10 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
   Need needs[] = {{copy.a && !a_in_panels, p.a_packed, a_bytes},
                   {copy.b && !b_in_panels, p.b_packed, b_bytes},
                   {copy.c, p.c_packed, c_bytes},
-                  {(copy.a && a_in_panels) || (copy.b && b_in_panels), p.a_panels,
-                   p.panel_bytes * std::size_t(p.threads)}};
+                  {loop_a_panels, p.a_panels, p.a_panel_bytes * threads},
+                  {loop_b_panels, p.b_panels, p.b_panel_bytes * threads}};
   double held = double(p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes() +
-                       p.a_panels.bytes());
+                       p.a_panels.bytes() + p.b_panels.bytes());
   double more = 0;
   for (const Need& n : needs)
     if (n.wanted && !n.buffer.data()) more += double(n.bytes);
@@ -100,10 +105,10 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
 // Work the loop's thread team does first, every thread calling it (packing
 // an operand: a worksharing loop that ends in the team's barrier).
 using Prologue = std::function<void()>;
-// Packs the loop's A blocks of one task (row of tiles im, K slice) into the
-// calling thread's panel and returns it (see Impl::panels); empty: the loop
-// reads A's blocks where they are.
-using PanelPacker = std::function<const void*(std::int64_t im, const KSlice& slice)>;
+// Packs the loop's A (B) blocks of one task (row im / column in of tiles, K
+// slice) into the calling thread's panel and returns it (see Impl::panels_a);
+// empty: the loop reads the operand's blocks where they are.
+using PanelPacker = std::function<const void*(std::int64_t index, const KSlice& slice)>;
 
 // The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve index)
 // pairs, handed out in contiguous static chunks: the first Mb*Nb tasks form
@@ -111,7 +116,8 @@ using PanelPacker = std::function<const void*(std::int64_t im, const KSlice& sli
 // contiguous stretch of the curve -- a compact patch of C tiles.
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels, const In* a,
-                const In* b, Out* c, const Prologue& prologue, const PanelPacker& panel, bool accumulate) {
+                const In* b, Out* c, const Prologue& prologue, const PanelPacker& panel_a,
+                const PanelPacker& panel_b, bool accumulate) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
@@ -134,13 +140,14 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
         const KernelPair<Kernel>& kernel = kernels[tile.x == p.mb - 1][tile.y == p.nb - 1];
         Out* c_tile = c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block;
         // The slice's K blocks in one batch, or a panel's worth at a time
-        // when A is packed just before use (Impl::panels).
+        // when an operand is packed just before use (Impl::panels_a).
         for (unsigned long long done = 0; done < ks.count; done += p.panel_blocks) {
           const KSlice part{ks.begin + std::int64_t(done), std::min(p.panel_blocks, ks.count - done)};
-          const In* a_blocks = panel ? static_cast<const In*>(panel(tile.x, part))
-                                     : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
-          (overwrite && done == 0 ? kernel.first : kernel.rest)(
-              a_blocks, b + tile.y * at.b_col_block + part.begin * at.b_k_block, c_tile, &part.count);
+          const In* a_blocks = panel_a ? static_cast<const In*>(panel_a(tile.x, part))
+                                       : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
+          const In* b_blocks = panel_b ? static_cast<const In*>(panel_b(tile.y, part))
+                                       : b + tile.y * at.b_col_block + part.begin * at.b_k_block;
+          (overwrite && done == 0 ? kernel.first : kernel.rest)(a_blocks, b_blocks, c_tile, &part.count);
         }
       }
     }
@@ -205,16 +212,18 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
 
   const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
   p.plain = request.layout != Layout::blocked;
-  p.panels = p.plain && p.nb == 1;  // (see Impl::panels)
+  p.panels_a = p.plain && p.nb == 1;  // (see Impl::panels_a)
+  p.panels_b = p.plain && p.mb == 1;
   unsigned long long longest = 0;
   for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
   p.panel_blocks = longest;  // every slice in one batch
-  if (p.panels) {
-    const std::size_t block_bytes = std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
-    p.panel_blocks = std::clamp<unsigned long long>(Impl::kPanelBytes / block_bytes, 1, longest);
-    // Whole cache lines, so that no two threads' panels share one.
-    p.panel_bytes = (p.panel_blocks * block_bytes + 63) / 64 * 64;
-  }
+  const std::size_t a_block_bytes = std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
+  const std::size_t b_block_bytes = std::size_t(p.blocks.bk) * std::size_t(p.blocks.bn) * input_size(p.dtype);
+  for (auto [on, block] : {std::pair{p.panels_a, a_block_bytes}, {p.panels_b, b_block_bytes}})
+    if (on) p.panel_blocks = std::clamp<unsigned long long>(Impl::kPanelBytes / block, 1, p.panel_blocks);
+  // Whole cache lines, so that no two threads' panels share one.
+  if (p.panels_a) p.a_panel_bytes = (p.panel_blocks * a_block_bytes + 63) / 64 * 64;
+  if (p.panels_b) p.b_panel_bytes = (p.panel_blocks * b_block_bytes + 63) / 64 * 64;
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
 
   p.curve = GilbertCurve(p.mb, p.nb).cells();
@@ -326,28 +335,32 @@ std::size_t GemmPlan::c_elements() const { return impl_->c_elements(); }
 std::size_t GemmPlan::workspace_bytes() const {
   const Impl& p = *impl_;
   return p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes() +
-         p.a_panels.bytes();
+         p.a_panels.bytes() + p.b_panels.bytes();
 }
 
 namespace {
 
 // The loop on the caller's operands (swapped for a transposed plan) through
-// `map`, after the team has run `prologue` (if any).
+// `map`, after the team has run `prologue` (if any); `panel_a` (`panel_b`)
+// packs the caller's A (B) panel by panel, if set.
 void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
-         const Prologue& prologue = {}, const PanelPacker& panel = {}, bool accumulate = false) {
+         const Prologue& prologue = {}, const PanelPacker& panel_a = {}, const PanelPacker& panel_b = {},
+         bool accumulate = false) {
   if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
+  const PanelPacker& loop_a = p.transposed ? panel_b : panel_a;
+  const PanelPacker& loop_b = p.transposed ? panel_a : panel_b;
   switch (p.dtype) {
     case DType::f32:
       run_sfc_ca(p, map.at, map.f32, static_cast<const float*>(a), static_cast<const float*>(b),
-                 static_cast<float*>(c), prologue, panel, accumulate);
+                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate);
       break;
     case DType::f64:
       run_sfc_ca(p, map.at, map.f64, static_cast<const double*>(a), static_cast<const double*>(b),
-                 static_cast<double*>(c), prologue, panel, accumulate);
+                 static_cast<double*>(c), prologue, loop_a, loop_b, accumulate);
       break;
     case DType::bf16:
       run_sfc_ca(p, map.at, map.bf16, static_cast<const libxsmm_bfloat16*>(a),
-                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue, panel,
+                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue, loop_a, loop_b,
                  accumulate);
       break;
   }
@@ -447,29 +460,36 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   // Packing runs in the loop's own thread team, so packing A and B costs no
   // fork and join of its own (each costs ~3.4 us on this 2-core machine, 3.5%
   // of a 256^3 GEMM); unpacking a copied C is a second team.
-  // The loop's A (the caller's B in a transposed plan) is packed panel by
-  // panel inside the loop when the plan says so (Impl::panels), the rest up front.
-  const bool a_in_panels = p.panels && copy.a && !p.transposed,
-             b_in_panels = p.panels && copy.b && p.transposed;
+  // An operand the plan packs panel by panel inside the loop (Impl::panels_a:
+  // the loop's A is the caller's A, or B in a transposed plan) is not packed
+  // up front.
+  const bool a_in_panels = copy.a && (p.transposed ? p.panels_b : p.panels_a);
+  const bool b_in_panels = copy.b && (p.transposed ? p.panels_a : p.panels_b);
   const Prologue pack = [&] {
     if (copy.a && !a_in_panels) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
     if (copy.b && !b_in_panels) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
     if (accumulate && beta != 1) scale_result_lines(p, layout, c, ldc, beta);
   };
-  PanelPacker panel;
-  if (a_in_panels || b_in_panels) {
-    const void* src = a_in_panels ? a : b;
-    const Layout src_layout = a_in_panels ? layout_a : layout_b;
-    const std::int64_t ld = a_in_panels ? lda : ldb;
-    const double scale = a_in_panels ? alpha_a : alpha_b;
-    panel = [&p, src, src_layout, ld, scale](std::int64_t im, const KSlice& slice) -> const void* {
-      void* dst = p.a_panels.as<char>() + std::size_t(omp_get_thread_num()) * p.panel_bytes;
-      pack_panel(p, src_layout, src, ld, im, slice, dst, scale);
+  const auto packer = [&](Operand operand) -> PanelPacker {
+    const bool is_a = operand == Operand::a;
+    const bool loop_a = is_a != p.transposed;
+    AlignedBuffer& panels = loop_a ? p.a_panels : p.b_panels;
+    const std::size_t bytes = loop_a ? p.a_panel_bytes : p.b_panel_bytes;
+    const void* src = is_a ? a : b;
+    const Layout src_layout = is_a ? layout_a : layout_b;
+    const std::int64_t ld = is_a ? lda : ldb;
+    const double scale = is_a ? alpha_a : alpha_b;
+    return [&p, &panels, bytes, operand, src, src_layout, ld, scale](std::int64_t index,
+                                                                     const KSlice& slice) -> const void* {
+      void* dst = panels.as<char>() + std::size_t(omp_get_thread_num()) * bytes;
+      pack_panel(p, operand, src_layout, src, ld, index, slice, dst, scale);
       return dst;
     };
-  }
-  if (in_place) return run(p, *way.map, a_used, b_used, c, pack, panel, accumulate);
-  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack, panel);
+  };
+  const PanelPacker panel_a = a_in_panels ? packer(Operand::a) : PanelPacker{};
+  const PanelPacker panel_b = b_in_panels ? packer(Operand::b) : PanelPacker{};
+  if (in_place) return run(p, *way.map, a_used, b_used, c, pack, panel_a, panel_b, accumulate);
+  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack, panel_a, panel_b);
   unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }
 

@@ -140,16 +140,18 @@ struct GemmPlan::Impl {
   // slice) into the thread's own buffer just before the kernel reads it from
   // cache. Measured (fp32, 2 threads, a 64-row panel of K = 4096): C = A B
   // with n = 1 14.3 -> 7.5 ms, n = 8 14.5 -> 9.0, n = 32 3.4 -> 2.9.
+  // The same holds for B with a single row of tiles (mb = 1), where B is
+  // packed at all (a K the blocks do not divide, a transposed or padded B).
   // A long slice is packed and multiplied panel_blocks K blocks at a time
   // (kPanelBytes), so that the panel stays in L2 between its packing and
   // the kernel (without panels, panel_blocks is the longest slice: one
-  // batch each). a_panels holds one panel of panel_bytes (in whole cache
-  // lines) per thread.
+  // batch each). a_panels (b_panels) holds one panel of a_panel_bytes
+  // (b_panel_bytes, whole cache lines) per thread.
   static constexpr std::size_t kPanelBytes = std::size_t(256) << 10;
-  bool panels = false;
+  bool panels_a = false, panels_b = false;
   unsigned long long panel_blocks = 0;
-  std::size_t panel_bytes = 0;
-  AlignedBuffer a_panels;
+  std::size_t a_panel_bytes = 0, b_panel_bytes = 0;
+  AlignedBuffer a_panels, b_panels;
 
 #ifndef NDEBUG
   // A plan runs for one caller at a time (it owns the scratch above); debug
@@ -197,13 +199,6 @@ void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t 
 // calls it; it ends with the team's barrier), for the loop's prologue.
 void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta);
 
-// The loop's A blocks (im, slice.begin ..) of one task into `dst`, in the
-// blocked layout's order (pack.cpp); called by one thread. `src` is the
-// operand that is the loop's A (the caller's B in a transposed plan), read as
-// `layout`, with `ld` checked; `scale` as for pack_operand.
-void pack_panel(const GemmPlan::Impl& p, Layout layout, const void* src, std::int64_t ld, std::int64_t im,
-                const KSlice& slice, void* dst, double scale);
-
 // Packing one operand of a plain layout into the plan's blocked layout
 // (pack.cpp), in the caller's terms.
 enum class Operand { a, b };
@@ -215,5 +210,12 @@ void check_operand_ld(const GemmPlan::Impl& p, Operand operand, Layout layout, s
 // operand); fp32 and fp64 only: bf16 takes 1.
 void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
                   void* dst, double scale = 1);
+
+// The loop's A blocks (index = im, slice.begin ..) or B blocks (index = in)
+// of one task into `dst`, in the blocked layout's order (pack.cpp); called by
+// one thread. `operand` (in the caller's terms, as for pack_operand) is read
+// as `layout`, with `ld` checked; `scale` as for pack_operand.
+void pack_panel(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
+                std::int64_t index, const KSlice& slice, void* dst, double scale);
 
 }  // namespace sfc
