@@ -84,9 +84,9 @@ struct PlanRequest {
   BlockSizes blocks = {};  // 0 fields: the block-size rule picks them
   // row/col: gemm() on plain matrices. The packing buffers a call in this
   // layout with tight leading dimensions needs are allocated with the plan
-  // (often one operand's: see copies(); with a single column of tiles, one
-  // 256 KiB panel of it per thread, packed inside the loop); a call that
-  // needs more allocates it once, on first use.
+  // (often one operand's: see copies(); with a single column or row of
+  // tiles, a 256 KiB panel of it per thread, packed inside the loop); a call
+  // that needs more allocates it once, on first use.
   Layout layout = Layout::blocked;
 };
 
