@@ -309,6 +309,15 @@ TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere"
             (layout == Layout::row_major ? GemmCopies{false, true, false} : GemmCopies{true, false, false}));
       const CheckResult in_place = check_against_reference(exact, layout);
       CHECK(in_place.rel_error <= in_place.bound);
+      // Tall tiles (a K of one block), and one column and one
+      // row of tiles, whose operands are packed (in VNNI pairs) panel by panel.
+      for (GemmShape thin : {GemmShape{600, 300, 16}, GemmShape{20, 600, 390}, GemmShape{600, 20, 390}}) {
+        r.shape = thin;
+        GemmPlan plan(r);
+        const CheckResult res_thin = check_against_reference(plan, layout);
+        CAPTURE(to_string(thin));
+        CHECK(res_thin.rel_error <= res_thin.bound);
+      }
     }
   } catch (const Error& e) {
     CHECK_MESSAGE(std::string(e.what()).find("not supported on this CPU") != std::string::npos,
