@@ -195,8 +195,7 @@ void check_operand_ld(const GemmPlan::Impl& p, Operand operand, Layout layout, s
 void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
                   void* dst, double scale) {
   const bool row = (layout == Layout::row_major) != p.transposed;
-  // A transposed plan's loop A is the caller's B, and its loop B the caller's A.
-  const bool loop_a = (operand == Operand::a) != p.transposed;
+  const bool loop_a = is_loop_a(p, operand);
   assert(scale == 1 || (loop_a && p.dtype != DType::bf16));
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);
@@ -213,7 +212,7 @@ void pack_operand(const GemmPlan::Impl& p, Operand operand, Layout layout, const
 void pack_panel(const GemmPlan::Impl& p, Operand operand, Layout layout, const void* src, std::int64_t ld,
                 std::int64_t index, const KSlice& slice, void* dst, double scale) {
   const bool row = (layout == Layout::row_major) != p.transposed;
-  const bool loop_a = (operand == Operand::a) != p.transposed;  // (as in pack_operand)
+  const bool loop_a = is_loop_a(p, operand);
   assert(scale == 1 || (loop_a && p.dtype != DType::bf16));
   with_input_type(p.dtype, [&](auto t) {
     using T = decltype(t);

@@ -67,13 +67,12 @@ void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
   const std::size_t a_bytes = (p.transposed ? p.b_elements() : p.a_elements()) * in;
   const std::size_t b_bytes = (p.transposed ? p.a_elements() : p.b_elements()) * in;
   const std::size_t c_bytes = p.c_elements() * output_size(p.dtype);
-  // An operand the plan packs panel by panel (Impl::panels_a/b) needs its
-  // per-thread panels instead of a whole packed copy. The caller's A is the
-  // loop's A, unless the plan is transposed.
-  const bool a_in_panels = p.transposed ? p.panels_b : p.panels_a;
-  const bool b_in_panels = p.transposed ? p.panels_a : p.panels_b;
-  const bool loop_a_panels = p.transposed ? copy.b && b_in_panels : copy.a && a_in_panels;
-  const bool loop_b_panels = p.transposed ? copy.a && a_in_panels : copy.b && b_in_panels;
+  // An operand the plan packs panel by panel (Impl::panels_a) needs per-thread
+  // panels of the loop's A or B instead of a whole packed copy.
+  const bool a_in_panels = copy.a && packs_in_panels(p, Operand::a);
+  const bool b_in_panels = copy.b && packs_in_panels(p, Operand::b);
+  const bool loop_a_panels = p.transposed ? b_in_panels : a_in_panels;
+  const bool loop_b_panels = p.transposed ? a_in_panels : b_in_panels;
   const std::size_t threads = std::size_t(p.threads);
   struct Need {
     bool wanted;
@@ -463,8 +462,8 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   // An operand the plan packs panel by panel inside the loop (Impl::panels_a:
   // the loop's A is the caller's A, or B in a transposed plan) is not packed
   // up front.
-  const bool a_in_panels = copy.a && (p.transposed ? p.panels_b : p.panels_a);
-  const bool b_in_panels = copy.b && (p.transposed ? p.panels_a : p.panels_b);
+  const bool a_in_panels = copy.a && packs_in_panels(p, Operand::a);
+  const bool b_in_panels = copy.b && packs_in_panels(p, Operand::b);
   const Prologue pack = [&] {
     if (copy.a && !a_in_panels) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
     if (copy.b && !b_in_panels) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
@@ -472,9 +471,8 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   };
   const auto packer = [&](Operand operand) -> PanelPacker {
     const bool is_a = operand == Operand::a;
-    const bool loop_a = is_a != p.transposed;
-    AlignedBuffer& panels = loop_a ? p.a_panels : p.b_panels;
-    const std::size_t bytes = loop_a ? p.a_panel_bytes : p.b_panel_bytes;
+    AlignedBuffer& panels = is_loop_a(p, operand) ? p.a_panels : p.b_panels;
+    const std::size_t bytes = is_loop_a(p, operand) ? p.a_panel_bytes : p.b_panel_bytes;
     const void* src = is_a ? a : b;
     const Layout src_layout = is_a ? layout_a : layout_b;
     const std::int64_t ld = is_a ? lda : ldb;

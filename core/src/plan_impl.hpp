@@ -202,6 +202,16 @@ void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::in
 // Packing one operand of a plain layout into the plan's blocked layout
 // (pack.cpp), in the caller's terms.
 enum class Operand { a, b };
+// Whether the caller's `operand` is the loop's A: a transposed plan's loop A
+// is the caller's B, and its loop B the caller's A.
+inline bool is_loop_a(const GemmPlan::Impl& p, Operand operand) {
+  return (operand == Operand::a) != p.transposed;
+}
+// Whether gemm() packs the caller's `operand`, where it packs it at all,
+// panel by panel inside the loop (Impl::panels_a) rather than up front.
+inline bool packs_in_panels(const GemmPlan::Impl& p, Operand operand) {
+  return is_loop_a(p, operand) ? p.panels_a : p.panels_b;
+}
 // Throws sfc::Error if `ld` cannot be the operand's leading dimension.
 void check_operand_ld(const GemmPlan::Impl& p, Operand operand, Layout layout, std::int64_t ld);
 // A worksharing loop for the calling thread team (every thread of it calls
