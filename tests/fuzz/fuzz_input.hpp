@@ -14,19 +14,29 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace sfc::fuzz {
 
-// A folder of this process's own under $TMPDIR (or /tmp), made once.
+// A folder of this process's own under $TMPDIR (or /tmp), made once and
+// removed with what is in it when the process exits normally (ctest's replay
+// runs and libFuzzer's timed runs left one behind per process). A crash keeps
+// it; the input that caused the crash is saved by libFuzzer, not read from here.
 inline const std::filesystem::path& scratch_dir() {
-  static const std::filesystem::path dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::filesystem::path path =
-        std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / ("sfc-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(path);
-    return path;
-  }();
-  return dir;
+  struct Scratch {
+    std::filesystem::path path;
+    Scratch() {
+      const char* tmp = std::getenv("TMPDIR");
+      path = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / ("sfc-fuzz-" + std::to_string(::getpid()));
+      std::filesystem::create_directories(path);
+    }
+    ~Scratch() {
+      std::error_code ignored;  // nothing to do about a folder that cannot go
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.path;
 }
 
 // Writes `bytes` to scratch_dir()/name and returns its path.
