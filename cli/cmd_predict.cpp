@@ -121,7 +121,7 @@ void run_calibrate(const CalibrateOptions& o) {
 // ---- evaluate --------------------------------------------------------------
 
 struct EvaluateOptions {
-  std::string db = kDefaultDb, test_db, test_shapes, platform, dtype = "f32", layout = "blocked",
+  std::string db = kDefaultDb, test_db, test_shapes, floor_db, platform, dtype = "f32", layout = "blocked",
               policy_rule = "auto";
   std::optional<double> holdout;
   std::optional<std::int64_t> train_max;
@@ -229,7 +229,8 @@ nlohmann::json distance_breakdown(const RegretReport& r, std::FILE* text) {
   return out;
 }
 
-void print_report(const RegretReport& r, const PolicyChoice& policy, const EvaluateOptions& o) {
+void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor, const PolicyChoice& policy,
+                  const EvaluateOptions& o) {
   std::FILE* const out = human_output(o.json);
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::fprintf(out, "(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
@@ -247,6 +248,15 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
     std::fprintf(out, "%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%\n", name.c_str(), 100 * s.mean, 100 * s.median,
                  100 * s.p95, 100 * s.max);
     regret[name] = summary_json(s);
+  }
+  nlohmann::json floor_json = nullptr;
+  if (floor) {
+    const RegretSummary& s = floor->summary;
+    std::fprintf(out,
+                 "%-10s %7.2f%% %7.2f%% %7.2f%% %7.2f%%  (the winners of --floor-db on %zu of the shapes)\n",
+                 "floor", 100 * s.mean, 100 * s.median, 100 * s.p95, 100 * s.max, floor->shapes);
+    floor_json = summary_json(s);
+    floor_json["shapes"] = floor->shapes;
   }
   nlohmann::json tiers = nlohmann::json::object();
   std::fprintf(out, "policy tiers:");
@@ -276,6 +286,7 @@ void print_report(const RegretReport& r, const PolicyChoice& policy, const Evalu
                                       {"policy_max_distance", distance_json(policy.max_distance)},
                                       {"l2_fraction", distance_json(policy.l2_fraction)},
                                       {"regret", regret},
+                                      {"floor", floor_json},
                                       {"policy_tiers", tiers},
                                       {"by_tier", by_tier},
                                       {"by_distance", by_distance},
@@ -324,7 +335,17 @@ void run_evaluate(const EvaluateOptions& o) {
   const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads, layout))),
                             predictor.policy_max_distance(dtype, threads, layout),
                             predictor.l2_fraction(threads)};
-  print_report(evaluate_regret(predictor, std::move(split.tests), timer), policy, o);
+  const RegretReport report = evaluate_regret(predictor, std::move(split.tests), timer);
+  std::optional<NoiseFloor> floor;
+  if (!o.floor_db.empty()) {
+    std::vector<TunedShape> tested;
+    for (const ShapeRegret& s : report.shapes) tested.push_back(s.test);
+    floor = noise_floor(tested, shapes_of(load_tuning_tables(o.floor_db, choice), dtype, threads, layout));
+    if (!floor)
+      throw Error(o.floor_db + " holds none of the test shapes (" + o.dtype + ", " + std::to_string(threads) +
+                  " threads, " + o.layout + " layout) with a winner the test timed");
+  }
+  print_report(report, floor, policy, o);
 }
 
 }  // namespace
@@ -378,6 +399,9 @@ void add_predict_commands(CLI::App& app) {
                                    "A range hold-out: train on the shapes whose M, N and K are all at most "
                                    "this, test on those beyond it (of --db, or of --test-db / --test-shapes)")
                         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
+  ev->add_option("--floor-db", e->floor_db,
+                 "The test shapes tuned again, on their own: adds the row 'floor', the regret of its "
+                 "winners by the test's times (what timing noise alone costs a perfect answer)");
   train_max->excludes(holdout);
   test_db->excludes(test_shapes)->excludes(holdout);
   test_shapes->excludes(holdout);

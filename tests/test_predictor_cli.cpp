@@ -242,6 +242,26 @@ TEST_CASE("cli evaluate: regret of every predictor on held-out and separate test
   j = last_json(r.output);
   CHECK(j["test_shapes"] == 2);
   CHECK(j["regret"]["nearest"]["max"] == 0.0);  // the neighbours in K share the winner
+  CHECK(j["floor"].is_null());
+
+  // The same test shapes tuned again, where noise made (2, 3) win: a perfect
+  // answer by that timing loses one step (4%) by the test's times.
+  std::vector<TunedShape> again;
+  for (std::int64_t m : {512, 2048, 8192}) again.push_back(test::synthetic_shape({m, 1024, 4096}, {2, 3}));
+  const std::string again_db = make_database(dir, "again.db", again);
+  r = run_cli("evaluate --db " + db + " --test-db " + test_db + " --floor-db " + again_db +
+              " --threads 2 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  j = last_json(r.output);
+  CHECK(j["floor"]["shapes"] == 2);  // 8192 is not a test shape
+  CHECK(j["floor"]["mean"].get<double>() == doctest::Approx(0.04).epsilon(1e-4));
+  CHECK(r.output.find("the winners of --floor-db on 2 of the shapes") != std::string::npos);
+  // A second tuning of other shapes says nothing about these: refused.
+  const std::string unrelated_db = make_database(dir, "unrelated.db", {again.back()});
+  r = run_cli("evaluate --db " + db + " --test-db " + test_db + " --floor-db " + unrelated_db +
+              " --threads 2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("holds none of the test shapes") != std::string::npos);
 
   std::ofstream(dir.file("tests.shapes")) << "# M N K\n1024 1024 4096\n256 4096 256\n";
   r = run_cli("evaluate --db " + db + " --test-shapes " + dir.file("tests.shapes") + " --threads 2 --json");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -94,6 +95,22 @@ RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<Tuned
   for (std::size_t i = 0; i < predictor_count; ++i)
     if (regrets[i].size() == tests.size()) report.summary[i] = summarise(regrets[i]);
   return report;
+}
+
+std::optional<NoiseFloor> noise_floor(const std::vector<TunedShape>& tests,
+                                      const std::vector<TunedShape>& again) {
+  std::map<ShapeKey, Knobs> winners;
+  for (const TunedShape& a : again) winners.emplace(key_of(a), a.winner());
+  std::vector<double> regrets;
+  for (const TunedShape& t : tests) {
+    const auto it = winners.find(key_of(t));
+    if (it == winners.end()) continue;
+    const float seconds = t.seconds[it->second.index()];
+    if (!(seconds > 0)) continue;
+    regrets.push_back(std::max(0.0, seconds / best_seconds(t) - 1));
+  }
+  if (regrets.empty()) return std::nullopt;
+  return NoiseFloor{summarise(regrets), regrets.size()};
 }
 
 HeldOut hold_out(std::vector<TuningTable> tables, DType dtype, int threads, Layout layout, double fraction,

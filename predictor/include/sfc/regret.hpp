@@ -49,6 +49,20 @@ using ConfigTimer = std::function<double(const GemmShape&, DType, int threads, L
 RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<TunedShape> tests,
                              const ConfigTimer& time_missing);
 
+// The noise floor of an evaluation: the regret, by the test shapes' own
+// times, of the winners of `again` -- the same shapes tuned a second time, on
+// their own. Those answers are perfect by one timing, so what they lose by the
+// other is what measurement noise alone costs, and no predictor scored on the
+// same times can be expected to do better. Test shapes that `again` lacks, or
+// whose winner there the test did not time (pruned), are left out; `shapes`
+// says how many counted. Nullopt when none did.
+struct NoiseFloor {
+  RegretSummary summary;
+  std::size_t shapes = 0;
+};
+std::optional<NoiseFloor> noise_floor(const std::vector<TunedShape>& tests,
+                                      const std::vector<TunedShape>& again);
+
 // Training tables and test shapes for an evaluation.
 struct HeldOut {
   std::vector<TuningTable> training;
