@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "sfc/error.hpp"
+#include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/store_exchange.hpp"
 #include "sfc/tuning_store.hpp"
@@ -34,7 +35,7 @@ bool is_table_file(const std::string& path) {
 }
 
 struct ExportArgs {
-  std::string db = kDefaultDb, format = "csv", output, platform;
+  std::string db = kDefaultDb, format = "csv", output, platform, dtype;
   bool all = false, json = false;
 };
 
@@ -45,9 +46,10 @@ ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) 
     throw Error(a.db +
                 " is a tuning table, which holds winners only: it can be written again as a table "
                 "(--format table); csv and json exports come from a database");
-  const TuningTable table = TuningTable::load(a.db);
+  TuningTable table = TuningTable::load(a.db);
   if (!a.platform.empty() && a.platform != table.platform.hash())
     throw Error(a.db + " holds platform " + table.platform.hash() + ", not " + a.platform);
+  keep_dtype(table, request.dtype);
   table.save(request.path);
   return {.platforms = 1, .winners = static_cast<std::int64_t>(table.shapes.size())};
 }
@@ -57,8 +59,11 @@ void run_export(const ExportArgs& a) {
     throw Error(
         "export: -o - writes the export to stdout, which --json needs for its summary; use one of them");
   std::FILE* const out = human_output(a.json || a.output == "-");  // stdout holds the export itself
-  const ExportRequest request{
-      .format = parse_export_format(a.format), .path = a.output, .platform_hash = a.platform, .all = a.all};
+  const ExportRequest request{.format = parse_export_format(a.format),
+                              .path = a.output,
+                              .platform_hash = a.platform,
+                              .all = a.all,
+                              .dtype = a.dtype.empty() ? std::nullopt : std::optional(parse_dtype(a.dtype))};
   std::error_code error;
   const bool table = is_table_file(a.db);
   if (!table && std::filesystem::exists(a.output, error) &&
@@ -224,6 +229,8 @@ void add_store_commands(CLI::App& app) {
       ->capture_default_str();
   exp->add_option("-o,--output", e->output, "Output file (written atomically), or - for stdout")->required();
   exp->add_option("--platform", e->platform, "Only this platform hash (sfc-tune db info lists them)");
+  exp->add_option("--dtype", e->dtype, "Only this element type's results: f32, f64 or bf16 (default: all)")
+      ->check(CLI::IsMember({"f32", "f64", "bf16"}));
   exp->add_flag("--all", e->all, "Every measurement too (csv/json); such a file imports back without loss");
   exp->add_flag("--json", e->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   exp->callback([e] { run_export(*e); });

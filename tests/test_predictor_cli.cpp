@@ -201,6 +201,35 @@ TEST_CASE("cli export: an older table is written again as a current one, csv fro
   CHECK(info["platforms"][0]["results"][0]["shapes"] == 27);
 }
 
+TEST_CASE("cli export: --dtype keeps one element type, in a table and in csv") {
+  const test::TempDir dir;
+  std::vector<TunedShape> shapes = region_shapes();
+  shapes.push_back(test::synthetic_shape({512, 512, 512}, {1, 3}, 2, DType::bf16));
+  shapes.push_back(test::synthetic_shape({640, 512, 512}, {1, 3}, 2, DType::bf16));
+  const std::string db = make_database(dir, "mixed.db", shapes);
+  const std::string table = dir.file("bf16.table");
+  auto r = run_cli("export --db " + db + " --format table --dtype bf16 -o " + table + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["winners"] == 2);
+  const TuningTable bf16 = TuningTable::load(table);
+  REQUIRE(bf16.shapes.size() == 2);
+  CHECK(bf16.shapes[0].dtype == DType::bf16);
+  CHECK(bf16.calibration.gamma_gflops_per_core > 0);  // the platform's calibration goes with it
+  // A table written again keeps the filter; csv too, measurements included.
+  r = run_cli("export --db " + db + " --format table -o " + dir.file("all.table"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  r = run_cli("export --db " + dir.file("all.table") + " --format table --dtype f32 -o " +
+              dir.file("f32.table"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(TuningTable::load(dir.file("f32.table")).shapes.size() == 27);
+  r = run_cli("export --db " + db + " --all --dtype bf16 -o " + dir.file("bf16.csv") + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["measurements"] == 2 * 64);
+  CHECK(test::slurp(dir.file("bf16.csv")).find(",f32,") == std::string::npos);
+  r = run_cli("export --db " + db + " --dtype f16 -o " + dir.file("x.table"));
+  CHECK(r.exit_code == 2);
+}
+
 TEST_CASE("cli calibrate: stores gamma and beta that the model tier then uses") {
   const test::TempDir dir;
   const std::string db = dir.file("calibrated.db");

@@ -37,15 +37,19 @@ json calibration_json(const TuningStore& store, const std::string& hash) {
 }
 
 // One JSON object per platform: fingerprint, calibration, winners [, measurements].
-json platform_json(const TuningStore& store, const std::string& hash, bool all, ExchangeCounts& counts) {
+json platform_json(const TuningStore& store, const std::string& hash, const ExportRequest& request,
+                   ExchangeCounts& counts) {
+  const auto wanted = [&](DType dtype) { return !request.dtype || dtype == *request.dtype; };
   json object = to_json(*store.platform(hash));
   object["calibration"] = calibration_json(store, hash);
   object["winners"] = json::array();
-  for (const Winner& w : store.winners({hash})) object["winners"].push_back(to_json(w));
+  for (const Winner& w : store.winners({hash}))
+    if (wanted(w.dtype)) object["winners"].push_back(to_json(w));
   counts.winners += static_cast<std::int64_t>(object["winners"].size());
-  if (all) {
+  if (request.all) {
     object["measurements"] = json::array();
-    for (const Measurement& m : store.measurements({hash})) object["measurements"].push_back(to_json(m));
+    for (const Measurement& m : store.measurements({hash}))
+      if (wanted(m.dtype)) object["measurements"].push_back(to_json(m));
     counts.measurements += static_cast<std::int64_t>(object["measurements"].size());
   }
   ++counts.platforms;
@@ -204,7 +208,8 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
       throw Error("a table holds one platform, and " + store.path() + " has " +
                   std::to_string(hashes.size()) + ":" + list + "; choose one with --platform HASH");
     }
-    const TuningTable table = store.table(hashes.front());
+    TuningTable table = store.table(hashes.front());
+    keep_dtype(table, request.dtype);
     table.save(request.path);
     counts.platforms = 1;
     counts.winners = static_cast<std::int64_t>(table.shapes.size());
@@ -212,7 +217,7 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
   }
 
   json platforms = json::array();
-  for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request.all, counts));
+  for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request, counts));
   if (request.format == ExportFormat::json) {
     const json document = {{"format", "sfc-tune-export"},
                            {"version", 3},
@@ -226,6 +231,10 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
 }
 
 }  // namespace
+
+void keep_dtype(TuningTable& table, std::optional<DType> dtype) {
+  if (dtype) std::erase_if(table.shapes, [&](const TunedShape& s) { return s.dtype != *dtype; });
+}
 
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {
   return store.snapshot([&] { return export_snapshot(store, request); });

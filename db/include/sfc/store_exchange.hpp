@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,8 @@ struct ExportRequest {
   std::string path;           // written atomically (temporary file + rename)
   std::string platform_hash;  // empty: every platform (a table needs the store to hold just one)
   bool all = false;           // csv/json: every measurement too
+  std::optional<DType> dtype =
+      std::nullopt;  // only this element type's results (a fleet that runs one deploys one)
 };
 
 struct ExchangeCounts {
@@ -38,6 +41,9 @@ struct ExchangeCounts {
 };
 
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request);
+
+// Drops the shapes of every other element type from `table` (nothing when `dtype` is empty).
+void keep_dtype(TuningTable& table, std::optional<DType> dtype);
 
 // Reads a csv or json export made with `all` (told apart by content) into
 // `store` in one transaction. Throws sfc::Error naming the file, the line (csv)
