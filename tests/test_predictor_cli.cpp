@@ -228,6 +228,16 @@ TEST_CASE("cli export: --dtype keeps one element type, in a table and in csv") {
   CHECK(test::slurp(dir.file("bf16.csv")).find(",f32,") == std::string::npos);
   r = run_cli("export --db " + db + " --dtype f16 -o " + dir.file("x.table"));
   CHECK(r.exit_code == 2);
+  // Nothing of that type: refused, no empty file left behind.
+  for (const std::string& from : {db, dir.file("all.table")}) {
+    r = run_cli("export --db " + from + " --format table --dtype f64 -o " + dir.file("f64.table"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("holds no f64 results") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("f64.table")));
+  }
+  r = run_cli("export --db " + db + " --dtype f64 -o " + dir.file("f64.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(dir.file("f64.csv")));
 }
 
 TEST_CASE("cli calibrate: stores gamma and beta that the model tier then uses") {

@@ -56,6 +56,10 @@ json platform_json(const TuningStore& store, const std::string& hash, const Expo
   return object;
 }
 
+Error no_results_of(const std::string& path, DType dtype) {
+  return Error(path + " holds no " + std::string(to_string(dtype)) + " results to export");
+}
+
 // CSV columns that name the platform and its calibration on every row.
 std::vector<std::string> platform_columns() {
   std::vector<std::string> columns = {"platform_hash"};
@@ -210,6 +214,7 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
     }
     TuningTable table = store.table(hashes.front());
     keep_dtype(table, request.dtype);
+    if (request.dtype && table.shapes.empty()) throw no_results_of(store.path(), *request.dtype);
     table.save(request.path);
     counts.platforms = 1;
     counts.winners = static_cast<std::int64_t>(table.shapes.size());
@@ -218,6 +223,7 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
 
   json platforms = json::array();
   for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request, counts));
+  if (request.dtype && counts.winners == 0) throw no_results_of(store.path(), *request.dtype);
   if (request.format == ExportFormat::json) {
     const json document = {{"format", "sfc-tune-export"},
                            {"version", 3},

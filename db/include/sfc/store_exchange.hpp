@@ -29,8 +29,9 @@ struct ExportRequest {
   std::string path;           // written atomically (temporary file + rename)
   std::string platform_hash;  // empty: every platform (a table needs the store to hold just one)
   bool all = false;           // csv/json: every measurement too
-  std::optional<DType> dtype =
-      std::nullopt;  // only this element type's results (a fleet that runs one deploys one)
+  // Only this element type's results (a fleet that runs one deploys one);
+  // a store without any is refused rather than written as an empty file.
+  std::optional<DType> dtype = std::nullopt;
 };
 
 struct ExchangeCounts {
