@@ -471,8 +471,9 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   };
   const auto packer = [&](Operand operand) -> PanelPacker {
     const bool is_a = operand == Operand::a;
-    AlignedBuffer& panels = is_loop_a(p, operand) ? p.a_panels : p.b_panels;
-    const std::size_t bytes = is_loop_a(p, operand) ? p.a_panel_bytes : p.b_panel_bytes;
+    const bool loop_a = is_loop_a(p, operand);
+    AlignedBuffer& panels = loop_a ? p.a_panels : p.b_panels;
+    const std::size_t bytes = loop_a ? p.a_panel_bytes : p.b_panel_bytes;
     const void* src = is_a ? a : b;
     const Layout src_layout = is_a ? layout_a : layout_b;
     const std::int64_t ld = is_a ? lda : ldb;

@@ -213,8 +213,7 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
                   std::to_string(hashes.size()) + ":" + list + "; choose one with --platform HASH");
     }
     TuningTable table = store.table(hashes.front());
-    keep_dtype(table, request.dtype);
-    if (request.dtype && table.shapes.empty()) throw no_results_of(store.path(), *request.dtype);
+    keep_dtype(table, request.dtype, store.path());
     table.save(request.path);
     counts.platforms = 1;
     counts.winners = static_cast<std::int64_t>(table.shapes.size());
@@ -238,8 +237,10 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
 
 }  // namespace
 
-void keep_dtype(TuningTable& table, std::optional<DType> dtype) {
-  if (dtype) std::erase_if(table.shapes, [&](const TunedShape& s) { return s.dtype != *dtype; });
+void keep_dtype(TuningTable& table, std::optional<DType> dtype, const std::string& source) {
+  if (!dtype) return;
+  std::erase_if(table.shapes, [&](const TunedShape& s) { return s.dtype != *dtype; });
+  if (table.shapes.empty()) throw no_results_of(source, *dtype);
 }
 
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {

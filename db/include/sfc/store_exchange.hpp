@@ -43,8 +43,10 @@ struct ExchangeCounts {
 
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request);
 
-// Drops the shapes of every other element type from `table` (nothing when `dtype` is empty).
-void keep_dtype(TuningTable& table, std::optional<DType> dtype);
+// Drops the shapes of every other element type from `table`, read from
+// `source` (nothing when `dtype` is empty). Throws sfc::Error when none is left:
+// an empty table would answer every query from the default tier.
+void keep_dtype(TuningTable& table, std::optional<DType> dtype, const std::string& source);
 
 // Reads a csv or json export made with `all` (told apart by content) into
 // `store` in one transaction. Throws sfc::Error naming the file, the line (csv)
