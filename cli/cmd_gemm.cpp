@@ -47,9 +47,11 @@ void run_gemm(const GemmOptions& o) {
   ColdOperands::check_fits(request.shape, request.dtype);  // before planning what cannot run
   GemmPlan plan(request);
   const BlockSizes bs = plan.blocks();
-  spdlog::info("plan: {}x{}x{} {} on {} threads, K_layers={} k_block_factor={} (effective), blocks {}x{}x{}",
-               o.m, o.n, o.k, o.dtype, plan.threads(), plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn,
-               bs.bk);
+  spdlog::info(
+      "plan: {}x{}x{} {} on {} threads, K_layers={} k_block_factor={} (effective), blocks {}x{}x{}, kernel "
+      "{}",
+      o.m, o.n, o.k, o.dtype, plan.threads(), plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk,
+      plan.kernel());
 
   ColdOperands inputs(plan, request.layout, o.warmup + o.reps);
   spdlog::info("timing {} warm-up + {} runs over {} cold input set(s)", o.warmup, o.reps, inputs.sets());
@@ -66,6 +68,7 @@ void run_gemm(const GemmOptions& o) {
                       {"bm", bs.bm},
                       {"bn", bs.bn},
                       {"bk", bs.bk},
+                      {"kernel", std::string(plan.kernel())},
                       {"layout", std::string(to_string(request.layout))},
                       {"reps", o.reps},
                       {"seconds", t.mean},

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -324,10 +325,54 @@ TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere"
                   std::string(e.what()));
   }
   // Forcing LIBXSMM to AVX2 code generation removes the bf16 kernels: the CLI
-  // must refuse, not call through a NULL kernel.
-  const auto res = test::run_cli("gemm 64 64 64 --dtype bf16 --reps 1", "LIBXSMM_TARGET=hsw");
+  // must refuse, not call through a NULL kernel (SFC_AMX=0: nor use core's
+  // AMX kernel, on a CPU that has tiles).
+  const auto res = test::run_cli("gemm 64 64 64 --dtype bf16 --reps 1", "LIBXSMM_TARGET=hsw SFC_AMX=0");
   CHECK(res.exit_code == 2);
   CHECK(res.output.find("not supported on this CPU") != std::string::npos);
+}
+
+TEST_CASE("bf16 on AMX tiles where the CPU has them, LIBXSMM with SFC_AMX=0: every tile shape right") {
+  // The AMX kernel covers a block with 32 x 32 register blocks of up to four
+  // 16 x 16 tiles; these blocks leave every kind of remainder (rows, columns,
+  // both; a K step below 32: 28, 2, 22), with several layers and rounds (C
+  // accumulated) and every entry.
+  struct Case {
+    GemmShape shape;
+    BlockSizes blocks;
+  };
+  const Case cases[] = {{{100, 70, 390}, {}},        {{37, 45, 64}, {16, 16, 32}},
+                        {{77, 50, 58}, {48, 40, 2}}, {{130, 97, 198}, {80, 33, 66}},
+                        {{600, 20, 390}, {}},        {{33, 700, 44}, {}}};
+  PlanRequest r;
+  r.dtype = DType::bf16;
+  r.k_layers = 2;
+  r.k_block_factor = 2;
+  try {
+    for (const char* amx : {"0", "1"}) {
+      setenv("SFC_AMX", amx, 1);
+      for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
+        for (const Case& c : cases) {
+          r.layout = layout;
+          r.shape = c.shape;
+          r.blocks = c.blocks;
+          GemmPlan plan(r);
+          if (amx[0] == '0') CHECK(plan.kernel() == "libxsmm");
+          const CheckResult res = check_against_reference(plan, layout);
+          CAPTURE(std::string(amx));
+          CAPTURE(to_string(c.shape));
+          CAPTURE(int(layout));
+          CHECK(res.rel_error <= res.bound);
+        }
+      MESSAGE("SFC_AMX=" << std::string(amx) << ": bf16 kernel " << GemmPlan(r).kernel());
+    }
+  } catch (const Error& e) {  // no bf16 kernels on this CPU (neither LIBXSMM's nor tiles)
+    CHECK_MESSAGE(std::string(e.what()).find("not supported on this CPU") != std::string::npos,
+                  std::string(e.what()));
+  }
+  unsetenv("SFC_AMX");
+  r.dtype = DType::f32;  // fp32 never runs on tiles
+  CHECK(GemmPlan(r).kernel() == "libxsmm");
 }
 
 TEST_CASE("bad requests throw sfc::Error") {

@@ -26,8 +26,8 @@ double kernel_gflops_per_core(int threads, int repetitions) {
   at.last_rows = blk.bm;
   at.last_cols = blk.bn;
   TileKernels<libxsmm_smmfunction_reducebatch_strd> kernels{};
-  const bool ok = dispatch(kernels, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
-                           input_size(DType::f32), 0);
+  const bool ok = dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk,
+                                   blk.bm, input_size(DType::f32), 0);
   const auto kernel = kernels[0][0].rest;
   if (!ok)
     throw Error(std::string("LIBXSMM generates no fp32 batch-reduce kernel for ISA '") +

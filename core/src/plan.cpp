@@ -46,14 +46,20 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
                       libxsmm_blasint ldc) {
   switch (p.dtype) {
     case DType::f32:
-      return map.ready = dispatch(map.f32, libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb,
-                                  ldc, input_size(p.dtype), 0);
+      return map.ready = dispatch_libxsmm(map.f32, libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at,
+                                          lda, ldb, ldc, input_size(p.dtype), 0);
     case DType::f64:
-      return map.ready = dispatch(map.f64, libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb,
-                                  ldc, input_size(p.dtype), 0);
+      return map.ready = dispatch_libxsmm(map.f64, libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at,
+                                          lda, ldb, ldc, input_size(p.dtype), 0);
     case DType::bf16:
-      return map.ready = dispatch(map.bf16, libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at, lda, ldb,
-                                  ldc, input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
+      if (p.amx)
+        return map.ready = dispatch(map.bf16, p.blocks, map.at, [&](int m, int n, bool accumulate) {
+                 return Bf16Kernel{
+                     .amx = std::make_shared<const AmxBrgemm>(m, n, p.blocks.bk, map.at.a_k_block,
+                                                              map.at.b_k_block, lda, ldb, ldc, accumulate)};
+               });
+      return map.ready = dispatch_libxsmm(map.bf16, libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at,
+                                          lda, ldb, ldc, input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
   }
   return false;
 }
@@ -179,6 +185,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.user_shape = request.shape;
   p.shape = p.transposed ? GemmShape{request.shape.n, request.shape.m, request.shape.k} : request.shape;
   p.dtype = request.dtype;
+  p.amx = p.dtype == DType::bf16 && amx_enabled();
   p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
   const BlockSizes rule = choose_blocks(p.shape, request.dtype, p.threads, request.layout);
   BlockSizes asked = request.blocks;  // in the caller's terms: bm along M
@@ -317,6 +324,7 @@ DType GemmPlan::dtype() const { return impl_->dtype; }
 int GemmPlan::threads() const { return impl_->threads; }
 int GemmPlan::k_layers() const { return impl_->layers; }
 int GemmPlan::k_block_factor() const { return impl_->rounds; }
+std::string_view GemmPlan::kernel() const { return impl_->amx ? "amx" : "libxsmm"; }
 BlockSizes GemmPlan::blocks() const {
   const BlockSizes& b = impl_->blocks;
   return impl_->transposed ? BlockSizes{b.bn, b.bm, b.bk} : b;

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cassert>
+#include <memory>
 #include <vector>
 
+#include "amx_brgemm.hpp"
 #include "sfc/aligned_buffer.hpp"
 #include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
@@ -25,7 +27,22 @@ struct KSlice {
 // plan's dtype is set.
 template <class Kernel>
 struct KernelPair {
-  Kernel first = nullptr, rest = nullptr;
+  Kernel first{}, rest{};
+};
+
+// A bf16 kernel: LIBXSMM's, or the AMX kernel where the CPU has tiles
+// (amx_brgemm.hpp). Called as LIBXSMM's are.
+struct Bf16Kernel {
+  libxsmm_bsmmfunction_reducebatch_strd xsmm = nullptr;
+  std::shared_ptr<const AmxBrgemm> amx{};  // shared by the edge pairs that reuse the full tile's
+  explicit operator bool() const { return xsmm || amx; }
+  void operator()(const libxsmm_bfloat16* a, const libxsmm_bfloat16* b, float* c,
+                  const unsigned long long* count) const {
+    if (amx)
+      (*amx)(a, b, c, *count);
+    else
+      xsmm(a, b, c, count);
+  }
 };
 
 // Where the loop finds its operands, in elements: block (im, kb) of A at
@@ -50,30 +67,43 @@ struct Addressing {
 template <class Kernel>
 using TileKernels = KernelPair<Kernel>[2][2];
 
-template <class Kernel, class Scalar>
-bool dispatch(TileKernels<Kernel>& k,
-              Kernel (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
-                             libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
-                             const libxsmm_blasint*, const Scalar*, const Scalar*, const int*, const int*),
-              const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
-              libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
-  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
-  const libxsmm_blasint stride_a = libxsmm_blasint(at.a_k_block * in_bytes);  // bytes, not elements
-  const libxsmm_blasint stride_b = libxsmm_blasint(at.b_k_block * in_bytes);
+// Fills the four tiles' kernel pairs with make(m, n, accumulate), which
+// returns a kernel for m x n tiles (false if there is none).
+template <class Kernel, class Make>
+bool dispatch(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing& at, Make make) {
   bool ok = true;
   for (int last_row = 0; last_row < 2; ++last_row)
     for (int last_col = 0; last_col < 2; ++last_col) {
-      const libxsmm_blasint m = last_row ? at.last_rows : b.bm, n = last_col ? at.last_cols : b.bn;
+      const int m = last_row ? at.last_rows : b.bm, n = last_col ? at.last_cols : b.bn;
       KernelPair<Kernel>& pair = k[last_row][last_col];
       if (m == b.bm && n == b.bn && (last_row || last_col)) {  // no edge there: the full tile's kernels
         pair = k[0][0];
         continue;
       }
-      pair.first = make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr);
-      pair.rest = make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr);
+      pair.first = make(m, n, false);
+      pair.rest = make(m, n, true);
       ok = ok && pair.first && pair.rest;
     }
   return ok;
+}
+
+// The LIBXSMM batch-reduce kernels (`make` is LIBXSMM's dispatch function of
+// the element type) for blocks of `b` addressed as `at`.
+template <class Kernel, class Function, class Scalar>
+bool dispatch_libxsmm(TileKernels<Kernel>& k,
+                      Function (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                                       libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
+                                       const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
+                                       const int*),
+                      const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
+                      libxsmm_blasint ldc, std::size_t in_bytes, int flags) {
+  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
+  const libxsmm_blasint stride_a = libxsmm_blasint(at.a_k_block * in_bytes);  // bytes, not elements
+  const libxsmm_blasint stride_b = libxsmm_blasint(at.b_k_block * in_bytes);
+  return dispatch(k, b, at, [&](libxsmm_blasint m, libxsmm_blasint n, bool accumulate) {
+    return Kernel{make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, accumulate ? &beta1 : &beta0,
+                       &flags, nullptr)};
+  });
 }
 
 // An addressing plus the batch-reduce kernels built for it (the leading
@@ -84,7 +114,7 @@ struct OperandMap {
   Addressing at{};
   TileKernels<libxsmm_smmfunction_reducebatch_strd> f32{};
   TileKernels<libxsmm_dmmfunction_reducebatch_strd> f64{};
-  TileKernels<libxsmm_bsmmfunction_reducebatch_strd> bf16{};
+  TileKernels<Bf16Kernel> bf16{};
   bool ready = false;
 };
 
@@ -99,8 +129,9 @@ struct GemmPlan::Impl {
   GemmShape shape;
   DType dtype;
   int threads;
-  int layers;  // effective K_layers
-  int rounds;  // effective k_block_factor
+  bool amx = false;  // bf16 on AMX tiles (amx_brgemm.hpp) rather than LIBXSMM
+  int layers;        // effective K_layers
+  int rounds;        // effective k_block_factor
   BlockSizes blocks;
   std::int64_t mb, nb, kb;
   std::vector<GridCell> curve;  // curve index -> (im, in)

@@ -106,6 +106,10 @@ class GemmPlan {
   int k_layers() const;        // effective (after clamping)
   int k_block_factor() const;  // effective (after clamping)
   BlockSizes blocks() const;
+  // The batch-reduce kernel the loop calls: "libxsmm", or "amx" for bf16 on
+  // a CPU with AMX tiles (LIBXSMM 1.17 generates none; core has its own, which
+  // SFC_AMX=0 turns off).
+  std::string_view kernel() const;
   std::int64_t mb() const;  // ceil(M / bm)
   std::int64_t nb() const;
   std::int64_t kb() const;
