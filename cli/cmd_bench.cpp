@@ -20,6 +20,7 @@
 #include "sfc/bench_summary.hpp"
 #include "sfc/calibration.hpp"
 #include "sfc/fma_peak.hpp"
+#include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/predictor.hpp"
 #include "sfc/shape_grid.hpp"
@@ -243,6 +244,14 @@ void run_bench_command(const BenchArguments& a) {
   context.command_line = command_line();
   context.platform = platform.cpu_model + ", ISA " + platform.isa + ", " + std::to_string(platform.cores) +
                      " cores, platform " + platform.hash();
+  // Which kernel SFC-CA's bf16 runs on decides its figures (AMX tiles or
+  // LIBXSMM's AVX512-BF16): the report says so.
+  if (options.dtype == DType::bf16) {
+    PlanRequest probe;
+    probe.shape = {64, 64, 64};
+    probe.dtype = DType::bf16;
+    context.platform += ", SFC-CA bf16 kernel " + std::string(GemmPlan(probe).kernel());
+  }
   context.dtype = options.dtype;
   context.layout = options.layout;
   context.threads = options.threads;

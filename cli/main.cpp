@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
       "  SFC_TUNE_BUDGET_MS  GEMM time per shape online tuning may spend (default 500)\n"
       "  SFC_LOG_LEVEL       trace, debug, info (default), warning, error, critical or off\n"
       "  NO_COLOR            any value: no colour in the log\n"
+      "  SFC_AMX             0: bf16 runs on LIBXSMM's AVX512-BF16 kernels even where the CPU has AMX tiles\n"
       "  SFC_COLD_BYTES      bytes of cold inputs a timing streams through (default: 2x the L3, 64 MiB..1 "
       "GiB)\n"
       "  SFC_OPENBLAS_LIBRARY, SFC_BLIS_LIBRARY, SFC_ONEDNN_LIBRARY\n"

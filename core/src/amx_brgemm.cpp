@@ -42,10 +42,12 @@ int k_step_for(int k) {
 // Tiles: C 0 (n half 0, m half 0), 1 (n0, m1), 2 (n1, m0), 3 (n1, m1);
 // our B (the unit's A) 4 (n0), 5 (n1); our A (the unit's B) 6 (m0), 7 (m1).
 template <int MT, int NT>
-__attribute__((target("amx-tile,amx-bf16"))) void multiply_block(
-    const libxsmm_bfloat16* a, const libxsmm_bfloat16* b, float* c, unsigned long long count, int k,
-    int k_step, std::int64_t stride_a, std::int64_t stride_b, std::int64_t lda, std::int64_t ldb,
-    std::int64_t ldc, bool accumulate) {
+__attribute__((target("amx-tile,amx-bf16"))) void multiply_block(const libxsmm_bfloat16* a,
+                                                                 const libxsmm_bfloat16* b, float* c,
+                                                                 unsigned long long count, int k, int k_step,
+                                                                 std::int64_t stride_a, std::int64_t stride_b,
+                                                                 std::int64_t lda, std::int64_t ldb,
+                                                                 std::int64_t ldc, bool accumulate) {
   const long c_stride = long(ldc * 4), b_stride = long(ldb * 2), a_stride = long(lda * 4);
   float* c1 = c + 16 * ldc;  // the second 16 columns
   if (accumulate) {
