@@ -242,6 +242,18 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   }
   CHECK(choose_blocks({1, 1, 1}, DType::f32, 2).bm == 1);
   CHECK(choose_blocks({64, 64, 63}, DType::bf16, 2).bk % 2 == 0);
+  {  // on AMX tiles a K step is 32: bk is a multiple of it (K padded) once above 32
+    PlanRequest probe;
+    probe.shape = {64, 64, 64};
+    probe.dtype = DType::bf16;
+    bool tiles = false;
+    try {
+      tiles = GemmPlan(probe).kernel() == "amx";
+    } catch (const Error&) {  // no bf16 kernels on this CPU
+    }
+    CHECK(choose_blocks({1500, 3500, 800}, DType::bf16, 2).bk == (tiles ? 64 : 62));
+    CHECK(choose_blocks({64, 64, 30}, DType::bf16, 2).bk == 30);
+  }
 }
 
 TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels, as the threads allow") {

@@ -141,6 +141,10 @@ AmxBrgemm::AmxBrgemm(int m, int n, int k, std::int64_t stride_a, std::int64_t st
       const int cols0 = std::min(16, cols), cols1 = cols - cols0;
       blocks_.push_back({m0, n0, rows1 ? 2 : 1, cols1 ? 2 : 1, config_for(rows0, rows1, cols0, cols1)});
     }
+  // Blocks of one shape together: a call loads each configuration once (a
+  // ragged bm such as 63 alternates two shapes down every column).
+  std::stable_sort(blocks_.begin(), blocks_.end(),
+                   [](const RegisterBlock& x, const RegisterBlock& y) { return x.config < y.config; });
 }
 
 void AmxBrgemm::operator()(const libxsmm_bfloat16* a, const libxsmm_bfloat16* b, float* c,
