@@ -349,13 +349,13 @@ TEST_CASE("bf16 on AMX tiles where the CPU has them, LIBXSMM with SFC_AMX=0: eve
   // 16 x 16 tiles; these blocks leave every kind of remainder (rows, columns,
   // both; a K step below 32: 28, 2, 22), with several layers and rounds (C
   // accumulated) and every entry.
-  struct Case {
+  struct TileCase {
     GemmShape shape;
     BlockSizes blocks;
   };
-  const Case cases[] = {{{100, 70, 390}, {}},        {{37, 45, 64}, {16, 16, 32}},
-                        {{77, 50, 58}, {48, 40, 2}}, {{130, 97, 198}, {80, 33, 66}},
-                        {{600, 20, 390}, {}},        {{33, 700, 44}, {}}};
+  const TileCase tile_cases[] = {{{100, 70, 390}, {}},        {{37, 45, 64}, {16, 16, 32}},
+                                 {{77, 50, 58}, {48, 40, 2}}, {{130, 97, 198}, {80, 33, 66}},
+                                 {{600, 20, 390}, {}},        {{33, 700, 44}, {}}};
   PlanRequest r;
   r.dtype = DType::bf16;
   r.k_layers = 2;
@@ -364,7 +364,7 @@ TEST_CASE("bf16 on AMX tiles where the CPU has them, LIBXSMM with SFC_AMX=0: eve
     for (const char* amx : {"0", "1"}) {
       setenv("SFC_AMX", amx, 1);
       for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
-        for (const Case& c : cases) {
+        for (const TileCase& c : tile_cases) {
           r.layout = layout;
           r.shape = c.shape;
           r.blocks = c.blocks;

@@ -91,9 +91,12 @@ __attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
 }  // namespace
 
 bool amx_enabled() {
-  static const bool allowed = hardware_and_os_allow_amx();
+  // SFC_AMX=0 first: such a process never asks the kernel for the tile state
+  // (whose permission enlarges every signal frame of the process).
   const char* env = std::getenv("SFC_AMX");
-  return allowed && !(env && std::strcmp(env, "0") == 0);
+  if (env && std::strcmp(env, "0") == 0) return false;
+  static const bool allowed = hardware_and_os_allow_amx();
+  return allowed;
 }
 
 AmxBrgemm::AmxBrgemm(int m, int n, int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t lda,
