@@ -17,7 +17,8 @@ namespace {
 constexpr long kArchReqXcompPerm = 0x1023;
 constexpr long kXfeatureXtiledata = 18;
 
-bool hardware_and_os_allow_amx() {
+// cpuid and XCR0 only: no system call, no change to the process.
+bool cpu_and_os_have_amx() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
@@ -25,10 +26,12 @@ bool hardware_and_os_allow_amx() {
   if (!amx_bf16 || !amx_tile) return false;
   unsigned lo = 0, hi = 0;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if ((lo & (3u << 17)) != (3u << 17)) return false;  // XTILECFG and XTILEDATA enabled by the OS
-  // The permission is process-wide: one request covers every thread, those
-  // that exist and those to come.
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return (lo & (3u << 17)) == (3u << 17);  // XTILECFG and XTILEDATA enabled by the OS
+}
+
+bool switched_off() {
+  const char* env = std::getenv("SFC_AMX");
+  return env && std::strcmp(env, "0") == 0;
 }
 
 // The largest even divisor of k up to 32: the K of one tile product (a tile
@@ -90,13 +93,19 @@ __attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
 
 }  // namespace
 
+bool amx_available() {
+  static const bool present = cpu_and_os_have_amx();
+  return present && !switched_off();
+}
+
 bool amx_enabled() {
-  // SFC_AMX=0 first: such a process never asks the kernel for the tile state
-  // (whose permission enlarges every signal frame of the process).
-  const char* env = std::getenv("SFC_AMX");
-  if (env && std::strcmp(env, "0") == 0) return false;
-  static const bool allowed = hardware_and_os_allow_amx();
-  return allowed;
+  // Only a plan asks Linux for the tile state, once per process (the
+  // permission covers every thread, those to come too, and enlarges every
+  // signal frame of the process): the block rule, which the predictor and
+  // libsfcconf run as well, reads cpuid alone (amx_available).
+  if (!amx_available()) return false;
+  static const bool granted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return granted;
 }
 
 AmxBrgemm::AmxBrgemm(int m, int n, int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t lda,

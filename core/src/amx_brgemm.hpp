@@ -29,10 +29,12 @@
 
 namespace sfc {
 
-// Whether bf16 plans use AMX: the CPU has AMX-TILE and AMX-BF16, the kernel
-// let this process use the tile data (Linux >= 5.16, arch_prctl), and
+// Whether the CPU has AMX-TILE and AMX-BF16, the OS saves their state, and
 // SFC_AMX is not "0" (read at every call: tests and benchmarks compare both
-// kernels in one process).
+// kernels in one process). No system call: the block rule asks this.
+bool amx_available();
+// amx_available(), and Linux (>= 5.16) let this process use the tile data
+// (arch_prctl, asked once): whether bf16 plans run on tiles.
 bool amx_enabled();
 
 class AmxBrgemm {

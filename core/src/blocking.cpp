@@ -61,7 +61,7 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // a sixteenth of the rate). K is padded to whole steps instead (zeros in the
   // packed operands). Row-major, min of 2 alternating runs: 1500x3500x800
   // (bk 62 -> 64) 128 -> 23 ms, 6000x600x1100 139 -> 22.6 ms.
-  if (dtype == DType::bf16 && b.bk > 32 && amx_enabled()) b.bk = (b.bk + 31) / 32 * 32;
+  if (dtype == DType::bf16 && b.bk > 32 && amx_available()) b.bk = (b.bk + 31) / 32 * 32;
   const bool one_k_block = shape.k <= c.block_target_k;
   const bool plain_panels = layout != Layout::blocked && shape.n <= c.block_target_mn;
   if (one_k_block || plain_panels) {  // tall tiles (see above)
