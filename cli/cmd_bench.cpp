@@ -270,8 +270,12 @@ void run_bench_command(const BenchArguments& a) {
   context.roofline =
       Roofline::from_calibration(calibration, options.dtype, options.threads, calibration_source);
   // The ceiling above the roofline's gamma (which is LIBXSMM's kernel in cache):
-  // how far any implementation could still go on this machine.
-  context.fma_peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
+  // how far any implementation could still go on this machine. bf16 on a CPU
+  // with AMX tiles has the tile unit's, about ten times the FMAs'.
+  if (options.dtype == DType::bf16) context.fma_peak_gflops = tile_peak_gflops(options.threads);
+  context.peak_on_tiles = context.fma_peak_gflops > 0;
+  if (!context.peak_on_tiles)
+    context.fma_peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
   const ConfigPicker picker = make_picker(config, shapes, options, calibration, platform, tables, a.db);
 
   std::vector<std::unique_ptr<GemmPeer>> peers;

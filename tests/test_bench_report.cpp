@@ -6,6 +6,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "sfc/arch_context.hpp"
 #include "sfc/bench_report.hpp"
 #include "sfc/fma_peak.hpp"
 #include "test_bench_support.hpp"
@@ -59,6 +60,37 @@ TEST_CASE("bench: with an FMA peak the table and JSON give each implementation's
   CHECK(table.substr(row, table.find('\n', row) - row).find(" 0.500") != std::string::npos);  // sfc-ca
   CHECK(sfc::to_json(context, result, summary)["fma_peak_gflops"].get<double>() ==
         doctest::Approx(context.fma_peak_gflops));
+}
+
+TEST_CASE("bench: a peak of the tile unit is named so in the table, the JSON and the plot") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  sfc::BenchContext context = test_context();
+  const sfc::BenchSummary summary = sfc::summarize(result);
+  context.fma_peak_gflops = 4 * summary.whm_gflops[0];
+  CHECK(sfc::to_json(context, result, summary)["peak_unit"] == "fma");
+  context.peak_on_tiles = true;
+  std::ostringstream table, svg;
+  sfc::write_table(table, context, result, summary);
+  sfc::write_svg(svg, context, result);
+  CHECK(table.str().find(fmt::format("# tile peak: {:.1f} GFLOP/s on 2 threads (bf16 tile products",
+                                     context.fma_peak_gflops)) != std::string::npos);
+  const auto row = table.str().find("WHM / tile peak");
+  REQUIRE(row != std::string::npos);
+  CHECK(table.str().substr(row, table.str().find('\n', row) - row).find(" 0.250") != std::string::npos);
+  CHECK(table.str().find("FMA peak") == std::string::npos);
+  CHECK(svg.str().find(fmt::format("tile peak {:.0f} GFLOP/s", context.fma_peak_gflops)) !=
+        std::string::npos);
+  CHECK(sfc::to_json(context, result, summary)["peak_unit"] == "amx");
+}
+
+TEST_CASE("bench: the tile peak is measured where the CPU and the OS allow AMX, and is 0 elsewhere") {
+  const double peak = sfc::tile_peak_gflops(1);
+  if (sfc::amx_bf16_usable()) {
+    CHECK(peak > 1);    // billions of bf16 products a second
+    CHECK(peak < 1e5);  // and not hundreds of trillions
+  } else {
+    CHECK(peak == 0);
+  }
 }
 
 TEST_CASE("bench: the FMA peak is measured on AVX2 and AVX-512 CPUs") {

@@ -165,14 +165,14 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
       every > 1 ? fmt::format(", 1 in {} labelled (the CSV has all)", every) : std::string(),
       kNoisyVariation * 100);
 
-  // The FMA peak: what any implementation could reach at most.
+  // The FMA (or tile) peak: what any implementation could reach at most.
   if (context.fma_peak_gflops > 0)
     out << fmt::format(
         "<g class=\"fma-peak\"><line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#777\" "
         "stroke-dasharray=\"2,3\"/><text x=\"{2}\" y=\"{3:.1f}\" text-anchor=\"end\" fill=\"#555\">"
-        "FMA peak {4:.0f} GFLOP/s</text></g>\n",
+        "{5} {4:.0f} GFLOP/s</text></g>\n",
         kLeft, axes.y(context.fma_peak_gflops), kLeft + kPlotWidth, axes.y(context.fma_peak_gflops) - 4,
-        context.fma_peak_gflops);
+        context.fma_peak_gflops, context.peak_name());
   write_series(out, axes, "roofline", "black", roofline, true);
   for (std::size_t i = 0; i < series.size(); ++i)
     write_series(out, axes, result.implementations[i], kColours[i % std::size(kColours)], series[i], false);

@@ -39,9 +39,9 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
                      context.roofline.gflops_per_core, context.roofline.threads,
                      context.roofline.bandwidth_gbs, context.roofline.source);
   if (context.fma_peak_gflops > 0)
-    out << fmt::format(
-        "# FMA peak: {:.1f} GFLOP/s on {} threads (FMAs on registers only, measured at the start)\n",
-        context.fma_peak_gflops, context.threads);
+    out << fmt::format("# {}: {:.1f} GFLOP/s on {} threads ({} on registers only, measured at the start)\n",
+                       context.peak_name(), context.fma_peak_gflops, context.threads,
+                       context.peak_on_tiles ? "bf16 tile products" : "FMAs");
   for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
   out << fmt::format("# GFLOP/s = 2MNK / {} of cold-input runs; WHM = sum of flops / sum of times\n",
@@ -78,7 +78,7 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   out << "\n" << fmt::format("{:<{}}", "SFC-CA / implementation", label_width);
   for (double ratio : summary.ratio_vs) out << fmt::format("{:>{}.3f}", ratio, kNumberWidth);
   if (context.fma_peak_gflops > 0) {
-    out << "\n" << fmt::format("{:<{}}", "WHM / FMA peak", label_width);
+    out << "\n" << fmt::format("{:<{}}", "WHM / " + context.peak_name(), label_width);
     for (double whm : summary.whm_gflops)
       out << fmt::format("{:>{}.3f}", whm / context.fma_peak_gflops, kNumberWidth);
   }
@@ -162,6 +162,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result, c
         {"source", context.roofline.source}}},
       {"fma_peak_gflops",
        context.fma_peak_gflops > 0 ? nlohmann::json(context.fma_peak_gflops) : nlohmann::json(nullptr)},
+      {"peak_unit", context.peak_on_tiles ? "amx" : "fma"},
       {"machine_load", context.machine_load},
       {"environment", context.environment},
       {"notes", result.notes},

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sfc/arch_context.hpp"
+
 namespace sfc {
 namespace {
 
@@ -98,14 +100,18 @@ bool amx_available() {
   return present && !switched_off();
 }
 
+bool amx_bf16_usable() {
+  static const bool granted =
+      cpu_and_os_have_amx() && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return granted;
+}
+
 bool amx_enabled() {
   // Only a plan asks Linux for the tile state, once per process (the
   // permission covers every thread, those to come too, and enlarges every
   // signal frame of the process): the block rule, which the predictor and
   // libsfcconf run as well, reads cpuid alone (amx_available).
-  if (!amx_available()) return false;
-  static const bool granted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-  return granted;
+  return amx_available() && amx_bf16_usable();
 }
 
 AmxBrgemm::AmxBrgemm(int m, int n, int k, std::int64_t stride_a, std::int64_t stride_b, std::int64_t lda,

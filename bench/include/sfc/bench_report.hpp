@@ -23,8 +23,12 @@ struct BenchContext {
   std::string config_source;           // "best", "default", "2,4", ...
   std::vector<std::string> libraries;  // one line per peer that ran
   Roofline roofline;
-  // fma_peak_gflops() scaled to the dtype (simd_rate); 0 = not measured.
+  // The arithmetic ceiling: fma_peak_gflops() scaled to the dtype
+  // (simd_rate), or for bf16 on a CPU with AMX tiles tile_peak_gflops()
+  // (peak_on_tiles); 0 = not measured.
   double fma_peak_gflops = 0;
+  bool peak_on_tiles = false;
+  std::string peak_name() const { return peak_on_tiles ? "tile peak" : "FMA peak"; }
   std::string machine_load;  // other work on the machine, which skews timings
   // Set variables that steer an implementation (OPENBLAS_CORETYPE, OMP_*,
   // LIBXSMM_TARGET, ...), "NAME=value": a run is only reproducible with them.

@@ -14,4 +14,10 @@ namespace sfc {
 // (the report then leaves it out).
 double fma_peak_gflops(int threads);
 
+// The same for bf16 on AMX tiles (TDPBF16PS, every operand in tile registers),
+// the ceiling of a bf16 GEMM where the CPU has them (oneDNN's runs there, and
+// SFC-CA's unless SFC_AMX=0); 0 when the CPU or the OS does not allow tiles
+// (sfc::amx_bf16_usable).
+double tile_peak_gflops(int threads);
+
 }  // namespace sfc

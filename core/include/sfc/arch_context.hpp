@@ -44,4 +44,11 @@ inline constexpr int kTallTilesPerThread = 2;
 // predictor may fit another fraction to tuned data (docs/predictor.md).
 inline constexpr double kPanelL2Fraction = 0.5;
 
+// Whether this process may run AMX bf16 tile instructions: the CPU has
+// AMX-TILE and AMX-BF16, the OS saves their state, and Linux granted the
+// tile data to the process (asked on the first call; the grant covers every
+// thread and enlarges every signal frame). What the machine can do, whatever
+// SFC_AMX says; GemmPlan::kernel() tells what a plan runs.
+bool amx_bf16_usable();
+
 }  // namespace sfc
