@@ -15,6 +15,7 @@
 
 #include "sfc/aligned_buffer.hpp"
 #include "sfc/gemm.hpp"
+#include "sfc/kernel_rate.hpp"
 #include "sfc/verify.hpp"
 #include "support.hpp"
 
@@ -412,4 +413,23 @@ TEST_CASE("bad requests throw sfc::Error") {
   CHECK_THROWS_AS(plan.gemm(Layout::row_major, a.data(), 10, b.data(), 10, c.data(), 10),
                   Error);                                                         // blocked-only plan
   CHECK_THROWS_AS(plan.pack_a(Layout::row_major, a.data(), 5, a.data()), Error);  // lda < K
+}
+
+TEST_CASE("kernel rate: each dtype's kernel is timed where the CPU has one, as plans run it") {
+  CHECK(kernel_gflops_per_core(1, 1) > 0);
+  CHECK(kernel_gflops_per_core(2, 1, DType::f64) > 0);
+  bool bf16_plans = true;
+  try {
+    PlanRequest probe;
+    probe.shape = {64, 64, 64};
+    probe.dtype = DType::bf16;
+    GemmPlan plan(probe);
+  } catch (const Error&) {  // no bf16 kernel on this CPU: neither has the rate
+    bf16_plans = false;
+  }
+  if (bf16_plans)
+    CHECK(kernel_gflops_per_core(1, 1, DType::bf16) > 0);
+  else
+    CHECK_THROWS_AS(kernel_gflops_per_core(1, 1, DType::bf16), Error);
+  CHECK_THROWS_AS(kernel_gflops_per_core(0), Error);
 }

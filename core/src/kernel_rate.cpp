@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -11,58 +12,100 @@
 #include "sfc/clocks.hpp"
 
 namespace sfc {
+namespace {
 
-double kernel_gflops_per_core(int threads, int repetitions) {
-  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
-  libxsmm_init();
-  // One thread's operands: a batch of 8 A blocks and 8 B blocks and one C
-  // block, 2 x 8 x 16 KiB + 16 KiB with 64^3 blocks: in L2. The blocked
-  // layout's strides, as the plan dispatches them.
-  const BlockSizes blk = choose_blocks({4096, 4096, 4096}, DType::f32, 1);
-  constexpr unsigned long long batch = 8;
-  Addressing at{};
-  at.a_k_block = std::int64_t(blk.bm) * blk.bk;
-  at.b_k_block = std::int64_t(blk.bk) * blk.bn;
-  at.last_rows = blk.bm;
-  at.last_cols = blk.bn;
-  TileKernels<libxsmm_smmfunction_reducebatch_strd> kernels{};
-  const bool ok = dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk,
-                                   blk.bm, input_size(DType::f32), 0);
-  const auto kernel = kernels[0][0].rest;
-  if (!ok)
-    throw Error(std::string("LIBXSMM generates no fp32 batch-reduce kernel for ISA '") +
-                libxsmm_get_target_arch() + "'");
+// One thread's operands: a batch of 8 A blocks and 8 B blocks and one C
+// block, 2 x 8 x 16 KiB + 16 KiB with 64^3 fp32 blocks: in L2. The blocked
+// layout's strides, as the plan dispatches them.
+constexpr unsigned long long kBatch = 8;
 
-  const std::size_t a_floats = batch * std::size_t(at.a_k_block),
-                    b_floats = batch * std::size_t(at.b_k_block);
-  const std::size_t c_floats = std::size_t(blk.bm) * std::size_t(blk.bn);
+// Times `kernel` (C += the batch) on every thread at once, each on its own
+// operands filled with `one` (a small value: C accumulates thousands of
+// batches without overflowing); GFLOP/s per thread, averaged.
+template <class In, class Out, class Kernel>
+double time_kernel(const Kernel& kernel, const BlockSizes& blk, const Addressing& at, In one, int threads,
+                   int repetitions) {
+  const std::size_t a_elements = kBatch * std::size_t(at.a_k_block),
+                    b_elements = kBatch * std::size_t(at.b_k_block);
+  const std::size_t c_elements = std::size_t(blk.bm) * std::size_t(blk.bn);
   std::vector<AlignedBuffer> a, b, c;
   for (int t = 0; t < threads; ++t) {
-    a.emplace_back(a_floats * sizeof(float));
-    b.emplace_back(b_floats * sizeof(float));
-    c.emplace_back(c_floats * sizeof(float));
+    a.emplace_back(a_elements * sizeof(In));
+    b.emplace_back(b_elements * sizeof(In));
+    c.emplace_back(c_elements * sizeof(Out));
   }
-  // ~0.1 s per repetition at the ~200 GFLOP/s the kernel reaches on AVX-512.
-  const double flops_per_call = 2.0 * blk.bm * blk.bn * blk.bk * double(batch);
+  // ~0.1 s per repetition at the ~200 GFLOP/s fp32 reaches on AVX-512.
+  const double flops_per_call = 2.0 * blk.bm * blk.bn * blk.bk * double(kBatch);
   const int calls = std::max(100, int(2e10 / flops_per_call));
   std::vector<double> best(std::size_t(threads), 0.0);
 
 #pragma omp parallel num_threads(threads)
   {
     const std::size_t t = std::size_t(omp_get_thread_num());
-    // Small values: C accumulates thousands of batches without overflowing.
-    std::fill_n(a[t].as<float>(), a_floats, 1e-3f);
-    std::fill_n(b[t].as<float>(), b_floats, 1e-3f);
-    std::fill_n(c[t].as<float>(), c_floats, 0.0f);
-    for (int i = 0; i < calls / 10; ++i) kernel(a[t].as<float>(), b[t].as<float>(), c[t].as<float>(), &batch);
+    In* const pa = a[t].as<In>();
+    In* const pb = b[t].as<In>();
+    Out* const pc = c[t].as<Out>();
+    std::fill_n(pa, a_elements, one);
+    std::fill_n(pb, b_elements, one);
+    std::fill_n(pc, c_elements, Out(0));
+    for (int i = 0; i < calls / 10; ++i) kernel(pa, pb, pc, &kBatch);
     for (int rep = 0; rep < repetitions; ++rep) {
 #pragma omp barrier
       const double start = thread_cpu_seconds();
-      for (int i = 0; i < calls; ++i) kernel(a[t].as<float>(), b[t].as<float>(), c[t].as<float>(), &batch);
+      for (int i = 0; i < calls; ++i) kernel(pa, pb, pc, &kBatch);
       best[t] = std::max(best[t], calls * flops_per_call / (thread_cpu_seconds() - start));
     }
   }
   return std::accumulate(best.begin(), best.end(), 0.0) / threads / 1e9;
+}
+
+}  // namespace
+
+double kernel_gflops_per_core(int threads, int repetitions, DType dtype) {
+  if (threads < 1) throw Error("threads must be >= 1, got " + std::to_string(threads));
+  libxsmm_init();
+  const BlockSizes blk = choose_blocks({4096, 4096, 4096}, dtype, 1);
+  Addressing at{};
+  at.a_k_block = std::int64_t(blk.bm) * blk.bk;
+  at.b_k_block = std::int64_t(blk.bk) * blk.bn;
+  at.last_rows = blk.bm;
+  at.last_cols = blk.bn;
+  const auto none = [&] {
+    return Error(std::string("LIBXSMM generates no ") + std::string(to_string(dtype)) +
+                 " batch-reduce kernel for ISA '" + libxsmm_get_target_arch() + "'");
+  };
+  switch (dtype) {
+    case DType::f32: {
+      TileKernels<libxsmm_smmfunction_reducebatch_strd> k{};
+      if (!dispatch_libxsmm(k, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
+                            input_size(dtype), 0))
+        throw none();
+      return time_kernel<float, float>(k[0][0].rest, blk, at, 1e-3f, threads, repetitions);
+    }
+    case DType::f64: {
+      TileKernels<libxsmm_dmmfunction_reducebatch_strd> k{};
+      if (!dispatch_libxsmm(k, libxsmm_dmmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
+                            input_size(dtype), 0))
+        throw none();
+      return time_kernel<double, double>(k[0][0].rest, blk, at, 1e-3, threads, repetitions);
+    }
+    case DType::bf16: {  // the kernel a plan runs: on AMX tiles where it may (amx_brgemm.hpp)
+      TileKernels<Bf16Kernel> k{};
+      const bool ok = amx_enabled()
+                          ? dispatch(k, blk, at,
+                                     [&](int m, int n, bool accumulate) {
+                                       return Bf16Kernel{.amx = std::make_shared<const AmxBrgemm>(
+                                                             m, n, blk.bk, at.a_k_block, at.b_k_block, blk.bm,
+                                                             blk.bk, blk.bm, accumulate)};
+                                     })
+                          : dispatch_libxsmm(k, libxsmm_bsmmdispatch_reducebatch_strd, blk, at, blk.bm,
+                                             blk.bk, blk.bm, input_size(dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
+      if (!ok) throw none();
+      const libxsmm_bfloat16 one = 0x3a83;  // bf16 1e-3 (LIBXSMM's type holds the bits)
+      return time_kernel<libxsmm_bfloat16, float>(k[0][0].rest, blk, at, one, threads, repetitions);
+    }
+  }
+  throw none();
 }
 
 }  // namespace sfc
