@@ -154,7 +154,7 @@ double fma_peak_gflops(int threads) {
 }
 
 double tile_peak_gflops(int threads) {
-  // ~65 GFLOP a run, ~50 ms at 1.2 TFLOP/s per core
+  // ~33 GFLOP a run: 17-35 ms at the 0.95-1.9 TFLOP/s per core of a Sapphire Rapids core
   return amx_bf16_usable() ? team_gflops(threads, tile_loop, 500'000) : 0;
 }
 
