@@ -282,10 +282,10 @@ void run_bench_command(const BenchArguments& a) {
   // The ceiling above the roofline's gamma (which is LIBXSMM's kernel in cache):
   // how far any implementation could still go on this machine. bf16 on a CPU
   // with AMX tiles has the tile unit's, about ten times the FMAs'.
-  if (options.dtype == DType::bf16) context.fma_peak_gflops = tile_peak_gflops(options.threads);
-  context.peak_on_tiles = context.fma_peak_gflops > 0;
+  if (options.dtype == DType::bf16) context.peak_gflops = tile_peak_gflops(options.threads);
+  context.peak_on_tiles = context.peak_gflops > 0;
   if (!context.peak_on_tiles)
-    context.fma_peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
+    context.peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
   const ConfigPicker picker = make_picker(config, shapes, options, calibration, platform, tables, a.db);
 
   std::vector<std::unique_ptr<GemmPeer>> peers;

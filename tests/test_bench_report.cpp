@@ -49,37 +49,36 @@ TEST_CASE("bench: with an FMA peak the table and JSON give each implementation's
     CHECK(out.str().find("FMA peak") == std::string::npos);  // not measured: not shown
     CHECK(sfc::to_json(context, result, summary)["fma_peak_gflops"].is_null());
   }
-  context.fma_peak_gflops = 2 * summary.whm_gflops[0];
+  context.peak_gflops = 2 * summary.whm_gflops[0];
   std::ostringstream out;
   sfc::write_table(out, context, result, summary);
   const std::string table = out.str();
-  CHECK(table.find(fmt::format("# FMA peak: {:.1f} GFLOP/s on 2 threads", context.fma_peak_gflops)) !=
+  CHECK(table.find(fmt::format("# FMA peak: {:.1f} GFLOP/s on 2 threads", context.peak_gflops)) !=
         std::string::npos);
   const auto row = table.find("WHM / FMA peak");
   REQUIRE(row != std::string::npos);
   CHECK(table.substr(row, table.find('\n', row) - row).find(" 0.500") != std::string::npos);  // sfc-ca
   CHECK(sfc::to_json(context, result, summary)["fma_peak_gflops"].get<double>() ==
-        doctest::Approx(context.fma_peak_gflops));
+        doctest::Approx(context.peak_gflops));
 }
 
 TEST_CASE("bench: a peak of the tile unit is named so in the table, the JSON and the plot") {
   const sfc::BenchResult result = sfc::test::two_shape_result();
   sfc::BenchContext context = test_context();
   const sfc::BenchSummary summary = sfc::summarize(result);
-  context.fma_peak_gflops = 4 * summary.whm_gflops[0];
+  context.peak_gflops = 4 * summary.whm_gflops[0];
   CHECK(sfc::to_json(context, result, summary)["peak_unit"] == "fma");
   context.peak_on_tiles = true;
   std::ostringstream table, svg;
   sfc::write_table(table, context, result, summary);
   sfc::write_svg(svg, context, result);
   CHECK(table.str().find(fmt::format("# tile peak: {:.1f} GFLOP/s on 2 threads (bf16 tile products",
-                                     context.fma_peak_gflops)) != std::string::npos);
+                                     context.peak_gflops)) != std::string::npos);
   const auto row = table.str().find("WHM / tile peak");
   REQUIRE(row != std::string::npos);
   CHECK(table.str().substr(row, table.str().find('\n', row) - row).find(" 0.250") != std::string::npos);
   CHECK(table.str().find("FMA peak") == std::string::npos);
-  CHECK(svg.str().find(fmt::format("tile peak {:.0f} GFLOP/s", context.fma_peak_gflops)) !=
-        std::string::npos);
+  CHECK(svg.str().find(fmt::format("tile peak {:.0f} GFLOP/s", context.peak_gflops)) != std::string::npos);
   CHECK(sfc::to_json(context, result, summary)["peak_unit"] == "amx");
 }
 

@@ -92,7 +92,7 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   std::vector<std::vector<double>> series(result.implementations.size());
   std::vector<double> roofline;
   std::vector<bool> starred;  // noisy shapes, in x order
-  double highest = std::max(1.0, context.fma_peak_gflops);
+  double highest = std::max(1.0, context.peak_gflops);
   for (std::size_t s : order) {
     for (std::size_t i = 0; i < series.size(); ++i) {
       series[i].push_back(gflops(shapes[s].shape, shapes[s].timings.at(i), result.statistic));
@@ -166,13 +166,13 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
       kNoisyVariation * 100);
 
   // The FMA (or tile) peak: what any implementation could reach at most.
-  if (context.fma_peak_gflops > 0)
+  if (context.peak_gflops > 0)
     out << fmt::format(
         "<g class=\"fma-peak\"><line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#777\" "
         "stroke-dasharray=\"2,3\"/><text x=\"{2}\" y=\"{3:.1f}\" text-anchor=\"end\" fill=\"#555\">"
         "{5} {4:.0f} GFLOP/s</text></g>\n",
-        kLeft, axes.y(context.fma_peak_gflops), kLeft + kPlotWidth, axes.y(context.fma_peak_gflops) - 4,
-        context.fma_peak_gflops, context.peak_name());
+        kLeft, axes.y(context.peak_gflops), kLeft + kPlotWidth, axes.y(context.peak_gflops) - 4,
+        context.peak_gflops, context.peak_name());
   write_series(out, axes, "roofline", "black", roofline, true);
   for (std::size_t i = 0; i < series.size(); ++i)
     write_series(out, axes, result.implementations[i], kColours[i % std::size(kColours)], series[i], false);

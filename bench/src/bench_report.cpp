@@ -38,9 +38,9 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   out << fmt::format("# roofline: min({:.1f} GFLOP/s/core x {} threads, {:.1f} GB/s x flop/byte), {}\n",
                      context.roofline.gflops_per_core, context.roofline.threads,
                      context.roofline.bandwidth_gbs, context.roofline.source);
-  if (context.fma_peak_gflops > 0)
+  if (context.peak_gflops > 0)
     out << fmt::format("# {}: {:.1f} GFLOP/s on {} threads ({} on registers only, measured at the start)\n",
-                       context.peak_name(), context.fma_peak_gflops, context.threads,
+                       context.peak_name(), context.peak_gflops, context.threads,
                        context.peak_on_tiles ? "bf16 tile products" : "FMAs");
   for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
@@ -77,10 +77,10 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   for (double whm : summary.whm_gflops) out << fmt::format("{:>{}.1f}", whm, kNumberWidth);
   out << "\n" << fmt::format("{:<{}}", "SFC-CA / implementation", label_width);
   for (double ratio : summary.ratio_vs) out << fmt::format("{:>{}.3f}", ratio, kNumberWidth);
-  if (context.fma_peak_gflops > 0) {
+  if (context.peak_gflops > 0) {
     out << "\n" << fmt::format("{:<{}}", "WHM / " + context.peak_name(), label_width);
     for (double whm : summary.whm_gflops)
-      out << fmt::format("{:>{}.3f}", whm / context.fma_peak_gflops, kNumberWidth);
+      out << fmt::format("{:>{}.3f}", whm / context.peak_gflops, kNumberWidth);
   }
   out << "\n\n";
   if (summary.best_peer) {
@@ -160,8 +160,9 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result, c
        {{"gflops_per_core", context.roofline.gflops_per_core},
         {"bandwidth_gbs", context.roofline.bandwidth_gbs},
         {"source", context.roofline.source}}},
+      // The key predates tile peaks: the ceiling of peak_unit's kind.
       {"fma_peak_gflops",
-       context.fma_peak_gflops > 0 ? nlohmann::json(context.fma_peak_gflops) : nlohmann::json(nullptr)},
+       context.peak_gflops > 0 ? nlohmann::json(context.peak_gflops) : nlohmann::json(nullptr)},
       {"peak_unit", context.peak_on_tiles ? "amx" : "fma"},
       {"machine_load", context.machine_load},
       {"environment", context.environment},

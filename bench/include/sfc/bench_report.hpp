@@ -26,7 +26,7 @@ struct BenchContext {
   // The arithmetic ceiling: fma_peak_gflops() scaled to the dtype
   // (simd_rate), or for bf16 on a CPU with AMX tiles tile_peak_gflops()
   // (peak_on_tiles); 0 = not measured.
-  double fma_peak_gflops = 0;
+  double peak_gflops = 0;
   bool peak_on_tiles = false;
   std::string peak_name() const { return peak_on_tiles ? "tile peak" : "FMA peak"; }
   std::string machine_load;  // other work on the machine, which skews timings
