@@ -59,6 +59,17 @@ double time_kernel(const Kernel& kernel, const BlockSizes& blk, const Addressing
   return std::accumulate(best.begin(), best.end(), 0.0) / threads / 1e9;
 }
 
+// The LIBXSMM batch-reduce kernel (fp32 or fp64) a plan dispatches for the
+// blocks `blk`, made by `make` and timed by time_kernel; 0 if LIBXSMM makes
+// none for this CPU.
+template <class T, class Kernel, class Make>
+double time_libxsmm(Make make, const BlockSizes& blk, const Addressing& at, T one, int threads,
+                    int repetitions) {
+  TileKernels<Kernel> k{};
+  if (!dispatch_libxsmm(k, make, blk, at, blk.bm, blk.bk, blk.bm, sizeof(T), 0)) return 0;
+  return time_kernel<T, T>(k[0][0].rest, blk, at, one, threads, repetitions);
+}
+
 }  // namespace
 
 double kernel_gflops_per_core(int threads, int repetitions, DType dtype) {
@@ -74,21 +85,16 @@ double kernel_gflops_per_core(int threads, int repetitions, DType dtype) {
     return Error(std::string("LIBXSMM generates no ") + std::string(to_string(dtype)) +
                  " batch-reduce kernel for ISA '" + libxsmm_get_target_arch() + "'");
   };
+  double rate = 0;  // 0 while no kernel was made
   switch (dtype) {
-    case DType::f32: {
-      TileKernels<libxsmm_smmfunction_reducebatch_strd> k{};
-      if (!dispatch_libxsmm(k, libxsmm_smmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
-                            input_size(dtype), 0))
-        throw none();
-      return time_kernel<float, float>(k[0][0].rest, blk, at, 1e-3f, threads, repetitions);
-    }
-    case DType::f64: {
-      TileKernels<libxsmm_dmmfunction_reducebatch_strd> k{};
-      if (!dispatch_libxsmm(k, libxsmm_dmmdispatch_reducebatch_strd, blk, at, blk.bm, blk.bk, blk.bm,
-                            input_size(dtype), 0))
-        throw none();
-      return time_kernel<double, double>(k[0][0].rest, blk, at, 1e-3, threads, repetitions);
-    }
+    case DType::f32:
+      rate = time_libxsmm<float, libxsmm_smmfunction_reducebatch_strd>(libxsmm_smmdispatch_reducebatch_strd,
+                                                                       blk, at, 1e-3f, threads, repetitions);
+      break;
+    case DType::f64:
+      rate = time_libxsmm<double, libxsmm_dmmfunction_reducebatch_strd>(libxsmm_dmmdispatch_reducebatch_strd,
+                                                                        blk, at, 1e-3, threads, repetitions);
+      break;
     case DType::bf16: {  // the kernel a plan runs: on AMX tiles where it may (amx_brgemm.hpp)
       TileKernels<Bf16Kernel> k{};
       const bool ok = amx_enabled()
@@ -100,12 +106,13 @@ double kernel_gflops_per_core(int threads, int repetitions, DType dtype) {
                                      })
                           : dispatch_libxsmm(k, libxsmm_bsmmdispatch_reducebatch_strd, blk, at, blk.bm,
                                              blk.bk, blk.bm, input_size(dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
-      if (!ok) throw none();
       const libxsmm_bfloat16 one = 0x3a83;  // bf16 1e-3 (LIBXSMM's type holds the bits)
-      return time_kernel<libxsmm_bfloat16, float>(k[0][0].rest, blk, at, one, threads, repetitions);
+      if (ok) rate = time_kernel<libxsmm_bfloat16, float>(k[0][0].rest, blk, at, one, threads, repetitions);
+      break;
     }
   }
-  throw none();
+  if (rate <= 0) throw none();
+  return rate;
 }
 
 }  // namespace sfc
