@@ -204,6 +204,28 @@ TEST_CASE(
   CHECK(model_wins.query({96, 96, 32000}, DType::f32, 2).tier == Tier::model);
 }
 
+TEST_CASE("policy: one screening run that reads far too slow does not decide the nearest tier's reach") {
+  // A pruned table keeps one screening run per losing configuration, and one
+  // run in ten thousand reads many times too slow. Here the configuration the
+  // neighbours answer for 256^3 -- (1, 2), 4% behind its winner (1, 3) -- read
+  // 30 times too slow. Counted as it reads, that one run would outweigh what
+  // the neighbours gain over the model on all 27 shapes and shorten the reach.
+  std::vector<TunedShape> shapes = region_shapes();
+  TunedShape& spiked = shapes.front();
+  REQUIRE(spiked.shape.m == 256);
+  REQUIRE(spiked.shape.n == 256);
+  REQUIRE(spiked.shape.k == 256);
+  spiked = synthetic_shape(spiked.shape, {1, 3});
+  spiked.seconds[config_index(1, 2)] *= 30;
+  // The model's answer there is not (1, 2): the spike weighs on the neighbours alone.
+  const ConfigPredictor model_only({synthetic_table(shapes, calibrated)}, reach(0));
+  const Answer modelled = model_only.query({257, 256, 256}, DType::f32, 2);
+  REQUIRE(modelled.tier == Tier::model);
+  REQUIRE(modelled.knobs != Knobs{1, 2});
+  const ConfigPredictor p({synthetic_table(shapes, calibrated)});
+  CHECK(p.policy_max_distance(DType::f32, 2) == 2.0);
+}
+
 TEST_CASE("policy: bad input is refused with sfc::Error") {
   const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)});
   CHECK_THROWS_AS(p.query({0, 64, 64}, DType::f32, 2), Error);
