@@ -116,13 +116,13 @@ struct ConfigPredictor::ShapeGroup {
     return Knobs::at(best);
   }
 
-  // Regret of `knobs` on tuned shape i, as the fits above sum it: its time
-  // over the winner's, less 1, counted at most 1 (twice as slow), which is
-  // also what a configuration never measured counts. The cap is for pruned
-  // tables: a pruned configuration keeps one screening run, and one run in
-  // ten thousand reads many times too slow (a 1.1 ms shape screened once at
-  // 20 ms on the Zen 5's wide set); uncapped, that one run outweighed the
-  // other shapes together and chose the policy's reach.
+  // Regret of `knobs` on tuned shape i, as the fits (predictor_fit.cpp) sum
+  // it: its time over the winner's, less 1, counted at most 1 (twice as
+  // slow), which is also what a configuration never measured counts. The cap
+  // is for pruned tables: a pruned configuration keeps one screening run, and
+  // one run in ten thousand reads many times too slow (a 1.1 ms shape
+  // screened once at 20 ms on the Zen 5's wide set); uncapped, that one run
+  // outweighed the other shapes together and chose the policy's reach.
   double regret(std::size_t i, Knobs knobs) const {
     const float t = throughput[i][knobs.index()];
     return t > 0 ? std::min(1.0 / t - 1.0, 1.0) : 1.0;
