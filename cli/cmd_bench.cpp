@@ -61,19 +61,20 @@ std::string command_line() {
 
 // The --config value, checked before anything is measured.
 struct ConfigChoice {
-  std::string source;  // "tuned", "nn", "model", "default", "best" or "explicit"
+  std::string source;  // "tuned", "nn", "policy", "model", "default", "best" or "explicit"
   Knobs knobs;         // for "explicit"
 };
 
 ConfigChoice parse_config_choice(const std::string& text, const std::string& db) {
-  if (text == "tuned" || text == "nn") {
+  if (text == "tuned" || text == "nn" || text == "policy") {
     if (db.empty()) throw Error("--config " + text + " reads the tuning database: give it with --db");
     return {text, {}};
   }
   if (text == "model" || text == "default" || text == "best") return {text, {}};
   const auto comma = text.find(',');
   if (comma == std::string::npos)
-    throw Error("--config " + text + ": expected tuned, nn, model, default, best or K_LAYERS,K_BLOCK_FACTOR");
+    throw Error("--config " + text +
+                ": expected tuned, nn, policy, model, default, best or K_LAYERS,K_BLOCK_FACTOR");
   int values[2] = {0, 0};
   const std::string_view parts[2] = {std::string_view(text).substr(0, comma),
                                      std::string_view(text).substr(comma + 1)};
@@ -115,9 +116,11 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
       return model.predict(shape, options.dtype, options.threads).knobs;
     });
   }
-  // "tuned": the shape's own winner; "nn": the nearest tuned shape's. Both
-  // from the shapes tuned through the benchmark's layout, or those the
-  // predictor borrows where the tables have none of that layout.
+  // "tuned": the shape's own winner; "nn": the nearest tuned shape's;
+  // "policy": what sfc-tune query, libsfcconf and sfc::gemm answer (the
+  // neighbours within their reach, the fitted model beyond). All from the
+  // shapes tuned through the benchmark's layout, or those the predictor
+  // borrows where the tables have none of that layout.
   const bool own_layout = std::any_of(tables.begin(), tables.end(), [&](const TuningTable& t) {
     return std::any_of(t.shapes.begin(), t.shapes.end(), [&](const TunedShape& s) {
       return s.layout == options.layout && s.dtype == options.dtype && s.threads == options.threads;
@@ -132,6 +135,8 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   return answer_now(shapes, [&](const GemmShape& shape) {
     if (choice.source == "nn")
       return predictor.predict(Predictor::nearest, shape, options.dtype, options.threads, options.layout);
+    if (choice.source == "policy")
+      return predictor.query(shape, options.dtype, options.threads, options.layout).knobs;
     const Answer tuned = predictor.query(shape, options.dtype, options.threads, options.layout);
     if (tuned.tier != Tier::exact)
       throw Error("--config tuned: " + db + " has no tuned " + to_string(shape) + " " +
@@ -337,12 +342,13 @@ void add_bench_command(CLI::App& app) {
                   "Threads for every implementation (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--config", a->config,
-                  "SFC-CA configuration: tuned | nn | model | default (1,1) | best (quick search on "
-                  "the spot) | K_LAYERS,K_BLOCK_FACTOR")
+                  "SFC-CA configuration: tuned | nn | policy (what query and sfc::gemm answer) | model | "
+                  "default (1,1) | best (quick search on the spot) | K_LAYERS,K_BLOCK_FACTOR")
       ->capture_default_str();
-  cmd->add_option("--db", a->db,
-                  "Tuning database or exported tuning table: winners for --config tuned or nn, and the "
-                  "stored calibration for the roofline");
+  cmd->add_option(
+      "--db", a->db,
+      "Tuning database or exported tuning table: winners for --config tuned, nn or policy, and the "
+      "stored calibration for the roofline");
   cmd->add_option("--platform", a->platform,
                   "Whose results in --db: this (this machine's or a compatible one's), any (forced, foreign "
                   "included) or a platform hash (default: SFC_PLATFORM, else this)");

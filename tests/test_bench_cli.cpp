@@ -65,7 +65,7 @@ TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser acc
   CHECK(std::count(table.begin(), table.end(), '\n') == 9);  // header + 8 shapes
 }
 
-TEST_CASE("bench: --config tuned and nn take the winners, and the calibration, of --db") {
+TEST_CASE("bench: --config tuned, nn and policy take the answers, and the calibration, of --db") {
   const sfc::test::TempDir dir;
   // This machine at 2 threads tuned 24x24x256 (K: 4 blocks of 64) with winner (2, 1).
   sfc::TuningTable table =
@@ -94,6 +94,22 @@ TEST_CASE("bench: --config tuned and nn take the winners, and the calibration, o
   // The analytical model answers any shape from the stored calibration.
   r = run_cli(common + " --grid 'm=32 n=24 k=256' --config model", kFastEnvironment);
   CHECK_MESSAGE(r.exit_code == 0, r.output);
+  // The policy answers what sfc-tune query answers: the tuned shape exactly,
+  // and a shape far from it from the model rather than the neighbour.
+  const std::pair<const char*, const char*> shapes[] = {{"m=24 n=24 k=256", "24 24 256"},
+                                                        {"m=512 n=512 k=8192", "512 512 8192"}};
+  for (const auto& [grid, shape] : shapes) {
+    r = run_cli(common + " --grid '" + grid + "' --config policy", kFastEnvironment);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    const auto q =
+        run_cli(std::string("query ") + shape + " --threads 2 --json --db " + file, kFastEnvironment);
+    REQUIRE_MESSAGE(q.exit_code == 0, q.output);
+    const auto bench = last_json_line(r.output)["shapes"][0];
+    const auto answer = last_json_line(q.output);
+    CHECK(answer["tier"] == (std::string(shape) == "24 24 256" ? "exact" : "model"));
+    CHECK(bench["k_layers"] == answer["k_layers"]);
+    CHECK(bench["k_block_factor"] == answer["k_block_factor"]);
+  }
 }
 
 TEST_CASE("bench: --shapes and --random take shapes as tune does") {
@@ -127,7 +143,8 @@ TEST_CASE("bench: bad input is one clear error and exit code 2, before anything 
       "bench --grid 256 --config 9,1",
       "bench --grid 256 --config 1",
       "bench --grid 256 --config fast",
-      "bench --grid 256 --config tuned",  // needs --db
+      "bench --grid 256 --config tuned",   // needs --db
+      "bench --grid 256 --config policy",  // needs --db
       "bench --grid 256 --config nn --db " + dir.file("missing.db"),
       "bench --grid 256 --dtype f16",
       "bench --grid 256 --layout diagonal",
