@@ -135,14 +135,12 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   return answer_now(shapes, [&](const GemmShape& shape) {
     if (choice.source == "nn")
       return predictor.predict(Predictor::nearest, shape, options.dtype, options.threads, options.layout);
-    if (choice.source == "policy")
-      return predictor.query(shape, options.dtype, options.threads, options.layout).knobs;
-    const Answer tuned = predictor.query(shape, options.dtype, options.threads, options.layout);
-    if (tuned.tier != Tier::exact)
+    const Answer answer = predictor.query(shape, options.dtype, options.threads, options.layout);
+    if (choice.source == "tuned" && answer.tier != Tier::exact)
       throw Error("--config tuned: " + db + " has no tuned " + to_string(shape) + " " +
                   std::string(to_string(options.dtype)) + " on " + std::to_string(options.threads) +
                   " threads for this platform (tune it first, or use --config nn)");
-    return tuned.knobs;
+    return answer.knobs;
   });
 }
 

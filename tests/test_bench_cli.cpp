@@ -96,9 +96,11 @@ TEST_CASE("bench: --config tuned, nn and policy take the answers, and the calibr
   CHECK_MESSAGE(r.exit_code == 0, r.output);
   // The policy answers what sfc-tune query answers: the tuned shape exactly,
   // and a shape far from it from the model rather than the neighbour.
-  const std::pair<const char*, const char*> shapes[] = {{"m=24 n=24 k=256", "24 24 256"},
-                                                        {"m=512 n=512 k=8192", "512 512 8192"}};
-  for (const auto& [grid, shape] : shapes) {
+  struct Case {
+    const char *grid, *shape, *tier;
+  };
+  for (const auto& [grid, shape, tier] :
+       {Case{"m=24 n=24 k=256", "24 24 256", "exact"}, Case{"m=512 n=512 k=8192", "512 512 8192", "model"}}) {
     r = run_cli(common + " --grid '" + grid + "' --config policy", kFastEnvironment);
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     const auto q =
@@ -106,7 +108,7 @@ TEST_CASE("bench: --config tuned, nn and policy take the answers, and the calibr
     REQUIRE_MESSAGE(q.exit_code == 0, q.output);
     const auto bench = last_json_line(r.output)["shapes"][0];
     const auto answer = last_json_line(q.output);
-    CHECK(answer["tier"] == (std::string(shape) == "24 24 256" ? "exact" : "model"));
+    CHECK(answer["tier"] == tier);
     CHECK(bench["k_layers"] == answer["k_layers"]);
     CHECK(bench["k_block_factor"] == answer["k_block_factor"]);
   }
