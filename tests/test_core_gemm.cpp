@@ -125,19 +125,63 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
   }
 }
 
-TEST_CASE("one column (row) of tiles packs A (B) panel by panel: a panel per thread, not a packed copy") {
-  // 4096 x 8 x 4096 column-major: the whole packed A would be 64 MiB; the
-  // panels are 2 threads x 16 blocks of 64 x 64 (256 KiB each). Blocked: none.
+TEST_CASE("core's own kernels: one-row tiles, and one column of tiles read in place, for every entry") {
+  // The loop's M is 1 (M = 1 column-major or blocked, N = 1 row-major): the
+  // single-row kernel. One column of tiles with K divided and tight operands:
+  // nothing copied, bf16 up to 8 columns on the narrow kernel (9: packed
+  // again); ragged M; a K of one block. Several layers and rounds, 3 threads.
+  const GemmShape shapes[] = {{1, 300, 256}, {300, 1, 256}, {600, 5, 384}, {5, 600, 384}, {601, 8, 384},
+                              {8, 601, 384}, {600, 9, 384}, {9, 600, 384}, {1, 1, 64},    {333, 3, 64}};
+  std::vector<DType> dtypes{DType::f32, DType::f64};
+  try {
+    GemmPlan probe({.shape = {16, 16, 16}, .dtype = DType::bf16});
+    dtypes.push_back(DType::bf16);
+  } catch (const Error&) {  // no bf16 kernels on this CPU
+  }
+  for (DType dtype : dtypes)
+    for (const GemmShape& shape : shapes)
+      for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
+        for (int threads : {2, 3})
+          for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {3, 1}, {1, 4}})
+            check_case({shape, {}}, dtype, threads, layout, kl, kbf);
+  PlanRequest r;
+  r.shape = {600, 5, 384};
+  r.layout = Layout::col_major;
+  for (DType dtype : dtypes) {
+    r.dtype = dtype;
+    CHECK(GemmPlan(r).copies(Layout::col_major, 600, 384, 600) == GemmCopies{false, false, false});
+  }
+  r.shape = {600, 9, 384};
+  r.dtype = DType::f32;  // LIBXSMM's kernel reads a plain A; bf16's would need VNNI pairs
+  CHECK(GemmPlan(r).copies(Layout::col_major, 600, 384, 600) == GemmCopies{false, false, false});
+}
+
+TEST_CASE("one column of tiles reads a tight A in place; an A that is not, and B, go panel by panel") {
+  // 4096 x 8 x 4096 column-major: every A block is read once, so a tight A
+  // is read in place and nothing is copied. Padded (or with alpha to fold)
+  // it is packed inside the loop: a panel per thread of 1024 x 64 (256 KiB),
+  // not the whole 64 MiB.
   PlanRequest r;
   r.shape = {4096, 8, 4096};
   r.threads = 2;
   r.layout = Layout::col_major;
-  const GemmPlan col(r);
-  CHECK(col.copies(Layout::col_major, 4096, 4096, 4096) == GemmCopies{true, false, false});
-  CHECK(col.workspace_bytes() == 2 * std::size_t(16 * 64 * 64) * sizeof(float));
+  GemmPlan col(r);
+  const Transpose none = Transpose::none;
+  CHECK(col.copies(Layout::col_major, 4096, 4096, 4096) == GemmCopies{false, false, false});
+  CHECK(col.workspace_bytes() == 0);
+  CHECK(col.copies(Layout::col_major, none, none, 4096, 4096, 4096, 2.0) == GemmCopies{true, false, false});
+  CHECK(col.copies(Layout::col_major, 4100, 4096, 4096) == GemmCopies{true, false, false});
+  {
+    AlignedBuffer a(std::size_t(4100) * 4096 * sizeof(float)), b(std::size_t(4096) * 8 * sizeof(float)),
+        c(std::size_t(4096) * 8 * sizeof(float));
+    std::memset(a.data(), 0, a.bytes());
+    std::memset(b.data(), 0, b.bytes());
+    col.gemm(Layout::col_major, a.data(), 4100, b.data(), 4096, c.data(), 4096);
+    CHECK(col.workspace_bytes() == 2 * std::size_t(16 * 64 * 64) * sizeof(float));
+  }
   r.layout = Layout::row_major;  // its loop's A is the caller's B
   r.shape = {8, 4096, 4096};
-  CHECK(GemmPlan(r).workspace_bytes() == 2 * std::size_t(16 * 64 * 64) * sizeof(float));
+  CHECK(GemmPlan(r).workspace_bytes() == 0);
   r.layout = Layout::blocked;
   CHECK(GemmPlan(r).workspace_bytes() == 0);
 

@@ -41,9 +41,38 @@ void check_fits(double bytes, const std::string& what) {
 // Splits [0, n) into `parts` nearly equal ranges; returns the start of `part`.
 std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) { return n * part / parts; }
 
-// Builds the kernels of `map` for the plan's dtype; false if LIBXSMM has none.
+// Core's own kernels (simd_kernel.hpp) for every tile of `map`: the narrow
+// kernel, or the single-row one.
+template <class Kernel>
+bool dispatch_simd(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing& at, libxsmm_blasint lda,
+                   libxsmm_blasint ldb, libxsmm_blasint ldc, bool narrow) {
+  return dispatch(k, b, at, [&](int m, int n, bool accumulate) {
+    const decltype(Kernel::simd) s{.m = m,
+                                   .n = n,
+                                   .bk = b.bk,
+                                   .stride_a = at.a_k_block,
+                                   .stride_b = at.b_k_block,
+                                   .lda = lda,
+                                   .ldb = ldb,
+                                   .ldc = ldc,
+                                   .accumulate = accumulate};
+    return Kernel{.simd = narrow ? narrow_kernel(s) : single_row_kernel(s)};
+  });
+}
+
+// Builds the kernels of `map` for the plan's dtype; false if there are none.
+// A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
+// it on one lane. `narrow`: the map reads a plain A in place, one column of
+// tiles no wider than kNarrowColumns, and takes the narrow kernel.
 bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint lda, libxsmm_blasint ldb,
-                      libxsmm_blasint ldc) {
+                      libxsmm_blasint ldc, bool narrow = false) {
+  if (lda == 1 || narrow) {
+    switch (p.dtype) {
+      case DType::f32: return map.ready = dispatch_simd(map.f32, p.blocks, map.at, lda, ldb, ldc, lda != 1);
+      case DType::f64: return map.ready = dispatch_simd(map.f64, p.blocks, map.at, lda, ldb, ldc, lda != 1);
+      case DType::bf16: return map.ready = dispatch_simd(map.bf16, p.blocks, map.at, lda, ldb, ldc, lda != 1);
+    }
+  }
   switch (p.dtype) {
     case DType::f32:
       return map.ready = dispatch_libxsmm(map.f32, libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at,
@@ -287,6 +316,14 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
       p.b_in_place_map.at.b_col_block = bn * s.k;
       p.b_in_place_map.at.b_k_block = bk;
       dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m));
+      // One column of tiles: A in place too (see Impl::all_in_place_map).
+      if (p.nb == 1 && (p.dtype != DType::bf16 || bn <= kNarrowColumns)) {
+        p.all_in_place_map.at = p.b_in_place_map.at;
+        p.all_in_place_map.at.a_row_block = bm;
+        p.all_in_place_map.at.a_k_block = bk * s.m;
+        dispatch_kernels(p, p.all_in_place_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k),
+                         libxsmm_blasint(s.m), p.dtype == DType::bf16);
+      }
     }
   }
   if (p.plain && p.dtype != DType::bf16) {  // (see Impl::transpose_a)
@@ -405,6 +442,11 @@ CallRoute route(const GemmPlan::Impl& p, Layout layout, Transpose trans_a, Trans
   // The loop's B in place: stored untransposed and tight.
   const bool loop_b_as_is =
       row ? trans_a == Transpose::none && lda == u.k : trans_b == Transpose::none && ldb == u.k;
+  // The loop's A in place as well (one column of tiles): alpha has no packing to ride on.
+  const bool loop_a_as_is =
+      row ? trans_b == Transpose::none && ldb == u.n : trans_a == Transpose::none && lda == u.m;
+  if (loop_a_as_is && loop_b_as_is && alpha == 1 && p.all_in_place_map.ready)
+    return {{false, false, false}, &p.all_in_place_map};
   if (loop_b_as_is && p.b_in_place_map.ready)
     return {row ? GemmCopies{false, true, false} : GemmCopies{true, false, false}, &p.b_in_place_map};
   if (p.c_in_place_map.ready) return {{true, true, false}, &p.c_in_place_map};

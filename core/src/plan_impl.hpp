@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cassert>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "amx_brgemm.hpp"
@@ -13,6 +14,7 @@
 #include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/gilbert.hpp"
+#include "simd_kernel.hpp"
 
 namespace sfc {
 
@@ -30,20 +32,27 @@ struct KernelPair {
   Kernel first{}, rest{};
 };
 
-// A bf16 kernel: LIBXSMM's, or the AMX kernel where the CPU has tiles
-// (amx_brgemm.hpp). Called as LIBXSMM's are.
-struct Bf16Kernel {
-  libxsmm_bsmmfunction_reducebatch_strd xsmm = nullptr;
-  std::shared_ptr<const AmxBrgemm> amx{};  // shared by the edge pairs that reuse the full tile's
-  explicit operator bool() const { return xsmm || amx; }
-  void operator()(const libxsmm_bfloat16* a, const libxsmm_bfloat16* b, float* c,
-                  const unsigned long long* count) const {
-    if (amx)
-      (*amx)(a, b, c, *count);
-    else
+// A batch-reduce kernel of one element type: LIBXSMM's, one of core's own
+// for the tile shapes LIBXSMM runs badly (simd_kernel.hpp), or for bf16 the
+// AMX kernel where the CPU has tiles (amx_brgemm.hpp). Called as LIBXSMM's are.
+template <class In, class Out, class Xsmm>
+struct BatchKernel {
+  Xsmm xsmm = nullptr;
+  SimdKernel<In, Out> simd{};
+  std::shared_ptr<const AmxBrgemm> amx{};  // bf16 only; shared by the edge pairs that reuse the full tile's
+  explicit operator bool() const { return xsmm || simd || amx; }
+  void operator()(const In* a, const In* b, Out* c, const unsigned long long* count) const {
+    if (xsmm)
       xsmm(a, b, c, count);
+    else if (simd)
+      simd(a, b, c, count);
+    else if constexpr (std::is_same_v<In, libxsmm_bfloat16>)
+      (*amx)(a, b, c, *count);
   }
 };
+using F32Kernel = BatchKernel<float, float, libxsmm_smmfunction_reducebatch_strd>;
+using F64Kernel = BatchKernel<double, double, libxsmm_dmmfunction_reducebatch_strd>;
+using Bf16Kernel = BatchKernel<libxsmm_bfloat16, float, libxsmm_bsmmfunction_reducebatch_strd>;
 
 // Where the loop finds its operands, in elements: block (im, kb) of A at
 // im * a_row_block + kb * a_k_block, block (in, kb) of B at in * b_col_block +
@@ -112,8 +121,8 @@ bool dispatch_libxsmm(TileKernels<Kernel>& k,
 // are set.
 struct OperandMap {
   Addressing at{};
-  TileKernels<libxsmm_smmfunction_reducebatch_strd> f32{};
-  TileKernels<libxsmm_dmmfunction_reducebatch_strd> f64{};
+  TileKernels<F32Kernel> f32{};
+  TileKernels<F64Kernel> f64{};
   TileKernels<Bf16Kernel> bf16{};
   bool ready = false;
 };
@@ -150,6 +159,16 @@ struct GemmPlan::Impl {
   // whose rows share a few cache sets; 138 untransposed).
   OperandMap b_in_place_map;
   OperandMap c_in_place_map;
+  // With one column of tiles (nb = 1) every A block is read by one task,
+  // once: there is no reuse for packing to protect, so a tight A is read in
+  // place as well and nothing is copied (alpha = 1; bf16 only up to
+  // kNarrowColumns, on the narrow kernel: LIBXSMM's bf16 kernels need A in
+  // VNNI pairs). Measured against packing A panel by panel (fp32 row-major,
+  // 2 threads, median of 5 interleaved runs of 10, GFLOP/s): 1x4096x4096
+  // 11.1 -> 20.4, 2x4096x4096 17.2 -> 37.5, 8x4096x4096 65.4 -> 118.5,
+  // 16x4096x4096 93.1 -> 171.2, 32x2048x2048 124.2 -> 176.0, 64x8192x1024
+  // 174.5 -> 207.5; bf16 1x4096x4096 9.9 -> 18.2, 8x4096x4096 71.6 -> 85.8.
+  OperandMap all_in_place_map;
   // LIBXSMM's transpose kernels for whole blocks packed from a matrix stored
   // the other way round (the loop's A stored row-major: bk x bm in, bm x bk
   // out; its B: bn x bk in, bk x bn out); null for bf16 or where LIBXSMM has
@@ -166,8 +185,9 @@ struct GemmPlan::Impl {
   AlignedBuffer a_packed, b_packed, c_packed;
   // With a single column of tiles (nb = 1: the loop's N, the caller's M of a
   // row-major call, fits one block) every A block is used by one task only.
-  // Packing all of A before the loop then writes it to memory and reads it
-  // back: gemm() instead packs each task's A panel (the blocks of its K
+  // Where A cannot be read in place (all_in_place_map: padded, transposed, a
+  // K the blocks do not divide, alpha), packing all of A before the loop
+  // would write it to memory and read it back: gemm() instead packs each task's A panel (the blocks of its K
   // slice) into the thread's own buffer just before the kernel reads it from
   // cache. Measured (fp32, 2 threads, a 64-row panel of K = 4096): C = A B
   // with n = 1 14.3 -> 7.5 ms, n = 8 14.5 -> 9.0, n = 32 3.4 -> 2.9.

@@ -1,0 +1,59 @@
+// The batch-reduce kernels core/ writes itself, for the tile shapes LIBXSMM
+// 1.17 runs badly. Called as LIBXSMM's are: kernel(a, b, c, &count) computes
+// C(m x n) = [C +] sum over the batch's `count` blocks i of A_i(m x bk) B_i(bk x n),
+// all column-major, A_i at a + i * stride_a, B_i at b + i * stride_b.
+//
+// - Single row (m = 1): LIBXSMM vectorises along M, so a one-row tile runs on
+//   one lane of sixteen (fp32: 6-8 GFLOP/s on 2 Zen 5 cores, where the
+//   operands stream from memory at 35-40 GB/s). Such tiles arise where the
+//   loop's M is 1: a row-major call with N = 1 (run as its transpose), or a
+//   column-major or blocked one with M = 1. A is then one contiguous run of K
+//   (bm = 1: neither a padded block nor bf16's VNNI pairs interleave anything)
+//   and each column of B is contiguous along K in every map, so the kernel
+//   reads both along K as dot products, four columns of B at a time.
+// - Narrow (n <= kNarrowColumns, A read in place): a plan with one column of
+//   tiles reads each A block once, so the A of a plain call need not be
+//   packed at all -- but LIBXSMM walks a block's columns a few rows at a time
+//   (the 64 columns a leading dimension apart are 64 interleaved streams),
+//   which ran no faster than packing A first (fp32 1x4096x4096 row-major:
+//   10.8 GFLOP/s either way; 18 on pre-packed blocks). This kernel walks A a
+//   few whole columns at a time, adding each into the tile of C, which stays
+//   in L1 (bm x n accumulators: 32 KiB at bm 1024, n 8, fp32).
+//
+// Both are written once on GCC/Clang vector extensions and compiled for
+// AVX-512, AVX2 + FMA and the x86-64 baseline; the plan takes the widest the
+// CPU runs. In: float, double or libxsmm_bfloat16 (plain, not VNNI pairs);
+// Out: the accumulator (float for bf16). Private to core/.
+#pragma once
+#include <libxsmm.h>
+
+#include <cstdint>
+
+namespace sfc {
+
+inline constexpr int kNarrowColumns = 8;
+
+template <class Input, class Output>
+struct SimdKernel {
+  using In = Input;
+  using Out = Output;
+  int m = 0, n = 0, bk = 0;
+  std::int64_t stride_a = 0, stride_b = 0;  // elements between a batch's consecutive blocks
+  std::int64_t lda = 0, ldb = 0, ldc = 0;   // elements between columns
+  bool accumulate = false;                  // C += ... rather than C = ...
+  void (*run)(const SimdKernel&, const In*, const In*, Out*, unsigned long long) = nullptr;
+
+  explicit operator bool() const { return run != nullptr; }
+  void operator()(const In* a, const In* b, Out* c, const unsigned long long* count) const {
+    run(*this, a, b, c, *count);
+  }
+};
+
+// `k` with the single-row kernel set (k.m must be 1, A contiguous along K).
+template <class In, class Out>
+SimdKernel<In, Out> single_row_kernel(SimdKernel<In, Out> k);
+// `k` with the narrow kernel set (1 <= k.n <= kNarrowColumns, A plain).
+template <class In, class Out>
+SimdKernel<In, Out> narrow_kernel(SimdKernel<In, Out> k);
+
+}  // namespace sfc
