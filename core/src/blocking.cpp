@@ -27,7 +27,8 @@
 //   2048x2048x32 3.0 -> 1.7, 1024x1024x3 0.68 -> 0.22, 1024x1024x64 0.87 ->
 //   0.78; column-major 4096x4096x16 10.5 -> 4.6, blocked 5.3 -> 4.5.
 // - Plain operands and an N that fits one block: one column of tiles, whose
-//   A panels gemm() packs inside the loop (plan_impl.hpp, Impl::panels)
+//   A panels gemm() packs inside the loop (plan_impl.hpp, Impl::panels_a;
+//   a tight A with K divided is read in place instead: all_in_place_map)
 //   reading the caller's matrix in runs of bm elements. Measured (row-major,
 //   so the caller's M is the loop's N; min of 3 alternating processes):
 //   1x4096x4096 9.5 -> 5.4 ms, 8x4096x4096 9.1 -> 5.8, 32x2048x2048 3.3 ->
@@ -35,6 +36,17 @@
 //   tiles, one per thread, beat one of 1024, 0.36 against 0.52 ms). The
 //   blocked layout keeps 64: its packed A is contiguous already, and 1024-row
 //   blocks ran 4096x8x4096 at 2.8x the time.
+//
+// Thin columns (bn = kThinTileColumns) where a thin M (at most half a block:
+// one row of tiles of one or two vectors) meets a B read in place (plain
+// operands, K divided by bk): LIBXSMM broadcasts B from every column of a
+// register block of C -- the thinner M, the more columns it blocks
+// -- and a B read in place has its columns a leading dimension apart, which at
+// a power of two all fall in one L1 set. Measured (fp32 row-major, so the
+// loop's M is the caller's N; median of 5 interleaved runs of 10, GFLOP/s,
+// bn 64 -> 8): 4096x16x4096 84.4 -> 191.0 (bf16 154.9 -> 227.7), 2048x32x2048
+// 241.4 -> 293.9, but 8192x64x1024 342.2 -> 307.2 (four vectors of M: a
+// block of few columns), which keeps 64.
 #include <algorithm>
 
 #include "amx_brgemm.hpp"
@@ -62,6 +74,9 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // packed operands). Row-major, min of 2 alternating runs: 1500x3500x800
   // (bk 62 -> 64) 128 -> 23 ms, 6000x600x1100 139 -> 22.6 ms.
   if (dtype == DType::bf16 && b.bk > 32 && amx_available()) b.bk = (b.bk + 31) / 32 * 32;
+  const bool thin_m_b_in_place =
+      layout != Layout::blocked && shape.m <= c.block_target_mn / 2 && shape.k % b.bk == 0;
+  if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
   const bool one_k_block = shape.k <= c.block_target_k;
   const bool plain_panels = layout != Layout::blocked && shape.n <= c.block_target_mn;
   if (one_k_block || plain_panels) {  // tall tiles (see above)

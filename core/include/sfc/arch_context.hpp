@@ -39,6 +39,13 @@ constexpr DTypeConstants dtype_constants(DType dtype) {
 // this many tiles per thread for the balance of the static schedule.
 inline constexpr int kTallTilesPerThread = 2;
 
+// choose_blocks() cuts the loop's N into blocks of this many columns where a
+// thin M (one row of tiles) meets a B read in place: the kernel broadcasts
+// from every column of its tile in turn, and columns a power-of-two leading
+// dimension apart share one L1 set, whose ways (8 on Zen 3, 12 on Zen 5) must
+// hold them all (see core/src/blocking.cpp).
+inline constexpr int kThinTileColumns = 8;
+
 // Paper, section III-C: k_block_factor is the smallest that keeps the A and B
 // panels one thread touches in one round within this fraction of its L2. The
 // predictor may fit another fraction to tuned data (docs/predictor.md).
