@@ -156,7 +156,7 @@ TEST_CASE("core's own kernels: one-row tiles, and one column of tiles read in pl
   CHECK(GemmPlan(r).copies(Layout::col_major, 600, 384, 600) == GemmCopies{false, false, false});
 }
 
-TEST_CASE("one column of tiles reads a tight A in place; an A that is not, and B, go panel by panel") {
+TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (and B) panel by panel") {
   // 4096 x 8 x 4096 column-major: every A block is read once, so a tight A
   // is read in place and nothing is copied. Padded (or with alpha to fold)
   // it is packed inside the loop: a panel per thread of 1024 x 64 (256 KiB),
@@ -190,24 +190,24 @@ TEST_CASE("one column of tiles reads a tight A in place; an A that is not, and B
   for (DType dtype : {DType::f32, DType::f64})
     for (int threads : {2, 3})
       for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {1, 8}, {3, 1}}) {
-        check_case({{300, 12, 4100}, {}}, dtype, threads, Layout::col_major, kl, kbf);
-        check_case({{12, 300, 4100}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         // Tall, ragged panels: 2501 rows in blocks of 501 (the last 497), 2 blocks a panel.
         check_case({{2501, 7, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         // One row of tiles with a ragged K: the loop's B panel by panel; one tile: both.
-        check_case({{12, 300, 4100}, {}}, dtype, threads, Layout::col_major, kl, kbf);
-        check_case({{300, 12, 4100}, {}}, dtype, threads, Layout::row_major, kl, kbf);
-        check_case({{12, 10, 4100}, {}}, dtype, threads, Layout::col_major, kl, kbf);
-        check_case({{12, 10, 4100}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        check_case({{12, 10, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{12, 10, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
       }
-  // 60 x 4100 x 4100: B (4100 x 4100, 64 MiB, a K of 65 blocks of 64 that
-  // overshoot 4100) is packed 256 KiB a thread at a time, not whole; A
-  // (60 x 4100) whole.
+  // 60 x 4100 x 4099: B (4099 x 4100, 64 MiB, a prime K: 65 blocks of 64 that
+  // overshoot it) is packed 256 KiB a thread at a time, not whole; A
+  // (60 x 4099) whole.
   r.layout = Layout::col_major;
-  r.shape = {60, 4100, 4100};
+  r.shape = {60, 4100, 4099};
   const GemmPlan row_of_tiles(r);
-  CHECK(row_of_tiles.copies(Layout::col_major, 60, 4100, 60) == GemmCopies{true, true, false});
+  CHECK(row_of_tiles.copies(Layout::col_major, 60, 4099, 60) == GemmCopies{true, true, false});
   CHECK(row_of_tiles.workspace_bytes() ==
         std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(16 * 64 * 64) * sizeof(float));
   CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 501);
@@ -287,6 +287,21 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   }
   CHECK(choose_blocks({1, 1, 1}, DType::f32, 2).bm == 1);
   CHECK(choose_blocks({64, 64, 63}, DType::bf16, 2).bk % 2 == 0);
+  // Plain operands: a bk in [32, 64] that divides K (B can then be read in
+  // place), even for bf16; none for a prime K; the blocked layout pads.
+  const Layout row = Layout::row_major, blocked = Layout::blocked;
+  CHECK(choose_blocks({300, 300, 700}, DType::f32, 2, row).bk == 50);
+  CHECK(choose_blocks({300, 300, 1100}, DType::f32, 2, Layout::col_major).bk == 55);
+  CHECK(choose_blocks({300, 300, 4099}, DType::f32, 2, row).bk == 64);
+  CHECK(choose_blocks({300, 300, 700}, DType::f32, 2, blocked).bk == 64);
+  CHECK(choose_blocks({300, 300, 1100}, DType::f64, 2, row).bk == 55);
+  // Thin M against a B read in place: blocks of 8 columns; not from four
+  // vectors of M up, nor where B is packed (K not divided) or blocked.
+  CHECK(choose_blocks({16, 4096, 4096}, DType::f32, 2, row).bn == 8);
+  CHECK(choose_blocks({32, 4096, 4096}, DType::f32, 2, row).bn == 8);
+  CHECK(choose_blocks({64, 4096, 4096}, DType::f32, 2, row).bn == 64);
+  CHECK(choose_blocks({16, 4096, 4099}, DType::f32, 2, row).bn == 64);
+  CHECK(choose_blocks({16, 4096, 4096}, DType::f32, 2, blocked).bn == 64);
   {  // on AMX tiles a K step is 32: bk is a multiple of it (K padded) once above 32
     PlanRequest probe;
     probe.shape = {64, 64, 64};

@@ -47,6 +47,13 @@
 // bn 64 -> 8): 4096x16x4096 84.4 -> 191.0 (bf16 154.9 -> 227.7), 2048x32x2048
 // 241.4 -> 293.9, but 8192x64x1024 342.2 -> 307.2 (four vectors of M: a
 // block of few columns), which keeps 64.
+//
+// Plain operands take a bk that divides K where one lies between half the
+// target and the target (K = 700: 50, 1100: 55; a prime K keeps its padded
+// blocks): only then can gemm() read B -- and with one column of tiles A --
+// in place (plan_impl.hpp). Measured (row-major fp32, (1,1), median of 5
+// interleaved runs of 10, GFLOP/s, bk 64 padded -> divisor): 3000x2000x700
+// 341.6 -> 353.6, 1500x3500x800 339.6 -> 352.4, 6000x600x1100 308.3 -> 331.1.
 #include <algorithm>
 
 #include "amx_brgemm.hpp"
@@ -73,7 +80,17 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // a sixteenth of the rate). K is padded to whole steps instead (zeros in the
   // packed operands). Row-major, min of 2 alternating runs: 1500x3500x800
   // (bk 62 -> 64) 128 -> 23 ms, 6000x600x1100 139 -> 22.6 ms.
-  if (dtype == DType::bf16 && b.bk > 32 && amx_available()) b.bk = (b.bk + 31) / 32 * 32;
+  const bool amx_steps = dtype == DType::bf16 && b.bk > 32 && amx_available();
+  if (amx_steps) {
+    b.bk = (b.bk + 31) / 32 * 32;
+  } else if (layout != Layout::blocked && shape.k % b.bk != 0) {  // a divisor of K (see above)
+    for (int d = c.block_target_k / c.bk_multiple * c.bk_multiple; d >= c.block_target_k / 2;
+         d -= c.bk_multiple)
+      if (shape.k % d == 0) {
+        b.bk = d;
+        break;
+      }
+  }
   const bool thin_m_b_in_place =
       layout != Layout::blocked && shape.m <= c.block_target_mn / 2 && shape.k % b.bk == 0;
   if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)

@@ -55,12 +55,13 @@ using Body = void (*)(const SimdKernel<In, Out>&, const In*, const In*, Out*, un
 // `body` (an always-inline function) compiled for each instruction set.
 template <class In, class Out, Body<In, Out> body>
 [[gnu::target("avx512f,avx512bw,avx512vl,fma")]] void on_avx512(const SimdKernel<In, Out>& k, const In* a,
-                                                                const In* b, Out* c, unsigned long long count) {
+                                                                const In* b, Out* c,
+                                                                unsigned long long count) {
   body(k, a, b, c, count);
 }
 template <class In, class Out, Body<In, Out> body>
 [[gnu::target("avx2,fma")]] void on_avx2(const SimdKernel<In, Out>& k, const In* a, const In* b, Out* c,
-                                          unsigned long long count) {
+                                         unsigned long long count) {
   body(k, a, b, c, count);
 }
 template <class In, class Out, Body<In, Out> body>
