@@ -202,14 +202,14 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
         check_case({{12, 10, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
       }
   // 60 x 4100 x 4099: B (4099 x 4100, 64 MiB, a prime K: 65 blocks of 64 that
-  // overshoot it) is packed 256 KiB a thread at a time, not whole; A
-  // (60 x 4099) whole.
+  // overshoot it) is packed 256 KiB a thread at a time (20 blocks of 64 x 50:
+  // 50 divides N), not whole; A (60 x 4099) whole.
   r.layout = Layout::col_major;
   r.shape = {60, 4100, 4099};
   const GemmPlan row_of_tiles(r);
   CHECK(row_of_tiles.copies(Layout::col_major, 60, 4099, 60) == GemmCopies{true, true, false});
   CHECK(row_of_tiles.workspace_bytes() ==
-        std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(16 * 64 * 64) * sizeof(float));
+        std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(20 * 64 * 50) * sizeof(float));
   CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 501);
 }
 
@@ -295,6 +295,11 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   CHECK(choose_blocks({300, 300, 4099}, DType::f32, 2, row).bk == 64);
   CHECK(choose_blocks({300, 300, 700}, DType::f32, 2, blocked).bk == 64);
   CHECK(choose_blocks({300, 300, 1100}, DType::f64, 2, row).bk == 55);
+  // And bm, bn that divide M and N (C then stays in place over several rounds).
+  const BlockSizes divided = choose_blocks({6000, 600, 1100}, DType::f32, 2, row);
+  CHECK(divided.bm == 60);
+  CHECK(divided.bn == 60);
+  CHECK(choose_blocks({6000, 600, 1100}, DType::f32, 2, blocked).bm == 64);  // 94 blocks: 6016
   // Thin M against a B read in place: blocks of 8 columns; not from four
   // vectors of M up, nor where B is packed (K not divided) or blocked.
   CHECK(choose_blocks({16, 4096, 4096}, DType::f32, 2, row).bn == 8);

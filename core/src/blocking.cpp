@@ -48,12 +48,15 @@
 // 241.4 -> 293.9, but 8192x64x1024 342.2 -> 307.2 (four vectors of M: a
 // block of few columns), which keeps 64.
 //
-// Plain operands take a bk that divides K where one lies between half the
-// target and the target (K = 700: 50, 1100: 55; a prime K keeps its padded
-// blocks): only then can gemm() read B -- and with one column of tiles A --
-// in place (plan_impl.hpp). Measured (row-major fp32, (1,1), median of 5
-// interleaved runs of 10, GFLOP/s, bk 64 padded -> divisor): 3000x2000x700
-// 341.6 -> 353.6, 1500x3500x800 339.6 -> 352.4, 6000x600x1100 308.3 -> 331.1.
+// Plain operands take blocks that divide M, N and K where such a block lies
+// between half the target and the target (K = 700: 50, 1100: 55, M = 6000:
+// 60; a prime keeps its padded blocks): only a divided K lets gemm() read B
+// -- and with one column of tiles A -- in place, and only a divided M and N
+// keep C in place over several rounds (plan_impl.hpp). Measured (row-major
+// fp32, median of 5 interleaved runs of 10, GFLOP/s): bk 64 padded -> a
+// divisor, (1,1): 3000x2000x700 341.6 -> 353.6, 1500x3500x800 339.6 -> 352.4,
+// 6000x600x1100 308.3 -> 331.1; and then the last's bm 64 -> 60 (6000 =
+// 100 x 60): (1,2) 324.0 -> 342.1, (1,1) 359.0 -> 363.9.
 #include <algorithm>
 
 #include "amx_brgemm.hpp"
@@ -66,6 +69,15 @@ namespace {
 int split(std::int64_t extent, int target) {
   const std::int64_t blocks = (extent + target - 1) / target;
   return static_cast<int>((extent + blocks - 1) / blocks);
+}
+
+// The largest multiple of `multiple` in [target / 2, target] that divides
+// `extent`, or `size` if none does or `size` divides it already.
+int divisor_or(int size, std::int64_t extent, int target, int multiple) {
+  if (extent % size == 0) return size;
+  for (int d = target / multiple * multiple; d >= target / 2; d -= multiple)
+    if (extent % d == 0) return d;
+  return size;
 }
 
 }  // namespace
@@ -81,15 +93,11 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // packed operands). Row-major, min of 2 alternating runs: 1500x3500x800
   // (bk 62 -> 64) 128 -> 23 ms, 6000x600x1100 139 -> 22.6 ms.
   const bool amx_steps = dtype == DType::bf16 && b.bk > 32 && amx_available();
-  if (amx_steps) {
-    b.bk = (b.bk + 31) / 32 * 32;
-  } else if (layout != Layout::blocked && shape.k % b.bk != 0) {  // a divisor of K (see above)
-    for (int d = c.block_target_k / c.bk_multiple * c.bk_multiple; d >= c.block_target_k / 2;
-         d -= c.bk_multiple)
-      if (shape.k % d == 0) {
-        b.bk = d;
-        break;
-      }
+  if (amx_steps) b.bk = (b.bk + 31) / 32 * 32;
+  if (layout != Layout::blocked) {  // divisors (see above)
+    b.bm = divisor_or(b.bm, shape.m, c.block_target_mn, 1);
+    b.bn = divisor_or(b.bn, shape.n, c.block_target_mn, 1);
+    if (!amx_steps) b.bk = divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple);
   }
   const bool thin_m_b_in_place =
       layout != Layout::blocked && shape.m <= c.block_target_mn / 2 && shape.k % b.bk == 0;
