@@ -295,10 +295,13 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   CHECK(choose_blocks({300, 300, 4099}, DType::f32, 2, row).bk == 64);
   CHECK(choose_blocks({300, 300, 700}, DType::f32, 2, blocked).bk == 64);
   CHECK(choose_blocks({300, 300, 1100}, DType::f64, 2, row).bk == 55);
-  // And bm, bn that divide M and N (C then stays in place over several rounds).
+  // And bm, bn that divide M and N (C then stays in place over several
+  // rounds); bm, the vectorised dimension, in whole vectors of 16 floats.
   const BlockSizes divided = choose_blocks({6000, 600, 1100}, DType::f32, 2, row);
-  CHECK(divided.bm == 60);
+  CHECK(divided.bm == 48);
   CHECK(divided.bn == 60);
+  CHECK(choose_blocks({2000, 3000, 700}, DType::f32, 2, row).bm == 63);      // no multiple of 16 divides 2000
+  CHECK(choose_blocks({2000, 3000, 700}, DType::f64, 2, row).bm == 16);      // 8 doubles a vector
   CHECK(choose_blocks({6000, 600, 1100}, DType::f32, 2, blocked).bm == 64);  // 94 blocks: 6016
   // Thin M against a B read in place: blocks of 8 columns; not from four
   // vectors of M up, nor where B is packed (K not divided) or blocked.
