@@ -72,7 +72,7 @@ void on_baseline(const SimdKernel<In, Out>& k, const In* a, const In* b, Out* c,
 // The compilation of `body` for the widest instruction set this CPU runs.
 template <class In, class Out, Body<In, Out> body>
 Body<In, Out> widest() {
-  __builtin_cpu_init();
+  // (__builtin_cpu_init is not needed: the runtime's constructor ran before any plan is built.)
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl"))
     return on_avx512<In, Out, body>;
