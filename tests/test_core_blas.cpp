@@ -156,34 +156,36 @@ TEST_CASE("blas: tight, divided matrices write C in place for every transpose, a
   const Transpose none = Transpose::none, trans = Transpose::transpose;
   for (DType dt : {DType::f32, DType::f64})
     for (Layout layout : {Layout::row_major, Layout::col_major})
-      for (int layers : {1, 3}) {
-        const GemmShape s{128, 64, 192};
-        GemmPlan plan({.shape = s, .dtype = dt, .threads = 2, .k_layers = layers, .layout = layout});
-        const bool row = layout == Layout::row_major;
-        for (Transpose ta : {none, trans})
-          for (Transpose tb : {none, trans}) {
-            // Tight leading dimensions of op(A) = M x K and op(B) = K x N as stored.
-            const bool a_rows = row == (ta == none), b_rows = row == (tb == none);
-            const std::int64_t lda = a_rows ? s.k : s.m, ldb = b_rows ? s.n : s.k, ldc = row ? s.n : s.m;
-            const GemmCopies copy = plan.copies(layout, ta, tb, lda, ldb, ldc, 2.0);
-            CHECK_FALSE(copy.c);
-            // The streamed operand (B of a column-major plan, A of a row-major one) is read in
-            // place when stored untransposed; transposed, where LIBXSMM has TRANS_B kernels.
-            if ((row ? ta : tb) == none) CHECK((row ? !copy.a : !copy.b));
-            CHECK((row ? copy.b : copy.a));  // the other one is packed
-            for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {1.0, 1.0}, {-2.0, 0.25}, {0.5, -1.0}}) {
-              CAPTURE(to_string(dt));
-              CAPTURE(to_string(layout));
-              CAPTURE(layers);
-              CAPTURE(int(ta));
-              CAPTURE(int(tb));
-              const double a_ = alpha, b_ = beta;  // (clang 14 cannot capture structured bindings)
-              CAPTURE(a_);
-              CAPTURE(b_);
-              check_call(plan, {layout, ta, tb, alpha, beta}, 0);
+      for (int layers : {1, 3})
+        for (std::int64_t k : {192, 191}) {  // 191: B in place ends on a shorter K block
+          const GemmShape s{128, 64, k};
+          GemmPlan plan({.shape = s, .dtype = dt, .threads = 2, .k_layers = layers, .layout = layout});
+          const bool row = layout == Layout::row_major;
+          for (Transpose ta : {none, trans})
+            for (Transpose tb : {none, trans}) {
+              // Tight leading dimensions of op(A) = M x K and op(B) = K x N as stored.
+              const bool a_rows = row == (ta == none), b_rows = row == (tb == none);
+              const std::int64_t lda = a_rows ? s.k : s.m, ldb = b_rows ? s.n : s.k, ldc = row ? s.n : s.m;
+              const GemmCopies copy = plan.copies(layout, ta, tb, lda, ldb, ldc, 2.0);
+              CHECK_FALSE(copy.c);
+              // The streamed operand (B of a column-major plan, A of a row-major one) is read in
+              // place when stored untransposed; transposed, where LIBXSMM has TRANS_B kernels.
+              if ((row ? ta : tb) == none) CHECK((row ? !copy.a : !copy.b));
+              CHECK((row ? copy.b : copy.a));  // the other one is packed
+              for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {1.0, 1.0}, {-2.0, 0.25}, {0.5, -1.0}}) {
+                CAPTURE(to_string(dt));
+                CAPTURE(to_string(layout));
+                CAPTURE(layers);
+                CAPTURE(k);
+                CAPTURE(int(ta));
+                CAPTURE(int(tb));
+                const double a_ = alpha, b_ = beta;  // (clang 14 cannot capture structured bindings)
+                CAPTURE(a_);
+                CAPTURE(b_);
+                check_call(plan, {layout, ta, tb, alpha, beta}, 0);
+              }
             }
-          }
-      }
+        }
   // bf16: alpha cannot ride on a bf16 operand, so C is copied and alpha applied to the fp32 result.
   if (supported(DType::bf16)) {
     GemmPlan plan({.shape = {128, 64, 192}, .dtype = DType::bf16, .threads = 2, .layout = Layout::row_major});

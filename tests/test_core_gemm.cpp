@@ -105,10 +105,11 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
   CHECK(row.copies(Layout::blocked, 0, 0, 0) == GemmCopies{false, false, false});
   r.layout = Layout::col_major;
   CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});  // A packed
-  r.shape = {64, 96, 130};  // K not divided: B must be packed (padded), C still in place
-  CHECK(GemmPlan(r).copies(Layout::col_major, 64, 130, 64) == a_and_b);
-  r.shape = {67, 45, 517};  // ragged: the edge tiles run kernels of their own size, C in place
-  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 67) == a_and_b);
+  r.shape = {64, 96, 130};  // K not divided: B still in place, its last K block shorter; C in place
+  CHECK(GemmPlan(r).copies(Layout::col_major, 64, 130, 64) == GemmCopies{true, false, false});
+  CHECK(GemmPlan(r).copies(Layout::col_major, 64, 131, 64) == a_and_b);  // padded B: packed
+  r.shape = {67, 45, 517};  // ragged: the edge tiles run kernels of their own size, B and C in place
+  CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 67) == GemmCopies{true, false, false});
   CHECK(GemmPlan(r).copies(Layout::col_major, 67, 517, 70) == all);  // padded C: unpacked
   r.shape = {67, 45, 512};  // ragged M and N, K divided: only A packed
   CHECK(GemmPlan(r).copies(Layout::col_major, 67, 512, 67) == GemmCopies{true, false, false});
@@ -201,15 +202,22 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
         check_case({{12, 10, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{12, 10, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
       }
-  // 60 x 4100 x 4099: B (4099 x 4100, 64 MiB, a prime K: 65 blocks of 64 that
-  // overshoot it) is packed 256 KiB a thread at a time (20 blocks of 64 x 50:
-  // 50 divides N), not whole; A (60 x 4099) whole.
+  // 60 x 4100 x 4099: a tight B (4099 x 4100, 64 MiB, a prime K: 64 blocks
+  // of 64 and one of 3) is read in place; padded, it is packed 256 KiB a
+  // thread at a time (20 blocks of 64 x 50: 50 divides N), not whole. A
+  // (60 x 4099) is packed whole.
   r.layout = Layout::col_major;
   r.shape = {60, 4100, 4099};
-  const GemmPlan row_of_tiles(r);
-  CHECK(row_of_tiles.copies(Layout::col_major, 60, 4099, 60) == GemmCopies{true, true, false});
-  CHECK(row_of_tiles.workspace_bytes() ==
-        std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(20 * 64 * 50) * sizeof(float));
+  GemmPlan row_of_tiles(r);
+  CHECK(row_of_tiles.copies(Layout::col_major, 60, 4099, 60) == GemmCopies{true, false, false});
+  CHECK(row_of_tiles.workspace_bytes() == std::size_t(60 * 65 * 64) * sizeof(float));
+  CHECK(row_of_tiles.copies(Layout::col_major, 60, 4100, 60) == GemmCopies{true, true, false});
+  {
+    std::vector<float> a(60 * 4099, 0.f), b(std::size_t(4100) * 4100, 0.f), c(60 * 4100);
+    row_of_tiles.gemm(Layout::col_major, a.data(), 60, b.data(), 4100, c.data(), 60);
+    CHECK(row_of_tiles.workspace_bytes() ==
+          std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(20 * 64 * 50) * sizeof(float));
+  }
   CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 501);
 }
 
@@ -303,12 +311,12 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   CHECK(choose_blocks({2000, 3000, 700}, DType::f32, 2, row).bm == 63);      // no multiple of 16 divides 2000
   CHECK(choose_blocks({2000, 3000, 700}, DType::f64, 2, row).bm == 16);      // 8 doubles a vector
   CHECK(choose_blocks({6000, 600, 1100}, DType::f32, 2, blocked).bm == 64);  // 94 blocks: 6016
-  // Thin M against a B read in place: blocks of 8 columns; not from four
-  // vectors of M up, nor where B is packed (K not divided) or blocked.
+  // Thin M against a B read in place (plain operands): blocks of 8 columns;
+  // not from four vectors of M up, nor in the blocked layout.
   CHECK(choose_blocks({16, 4096, 4096}, DType::f32, 2, row).bn == 8);
   CHECK(choose_blocks({32, 4096, 4096}, DType::f32, 2, row).bn == 8);
   CHECK(choose_blocks({64, 4096, 4096}, DType::f32, 2, row).bn == 64);
-  CHECK(choose_blocks({16, 4096, 4099}, DType::f32, 2, row).bn == 64);
+  CHECK(choose_blocks({16, 4096, 4099}, DType::f32, 2, row).bn == 8);
   CHECK(choose_blocks({16, 4096, 4096}, DType::f32, 2, blocked).bn == 64);
   {  // on AMX tiles a K step is 32: bk is a multiple of it (K padded) once above 32
     PlanRequest probe;

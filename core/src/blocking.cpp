@@ -28,7 +28,7 @@
 //   0.78; column-major 4096x4096x16 10.5 -> 4.6, blocked 5.3 -> 4.5.
 // - Plain operands and an N that fits one block: one column of tiles, whose
 //   A panels gemm() packs inside the loop (plan_impl.hpp, Impl::panels_a;
-//   a tight A with K divided is read in place instead: all_in_place_map)
+//   a tight A is read in place instead: all_in_place_map)
 //   reading the caller's matrix in runs of bm elements. Measured (row-major,
 //   so the caller's M is the loop's N; min of 3 alternating processes):
 //   1x4096x4096 9.5 -> 5.4 ms, 8x4096x4096 9.1 -> 5.8, 32x2048x2048 3.3 ->
@@ -39,7 +39,7 @@
 //
 // Thin columns (bn = kThinTileColumns) where a thin M (at most half a block:
 // one row of tiles of one or two vectors) meets a B read in place (plain
-// operands, K divided by bk): LIBXSMM broadcasts B from every column of a
+// operands): LIBXSMM broadcasts B from every column of a
 // register block of C -- the thinner M, the more columns it blocks
 // -- and a B read in place has its columns a leading dimension apart, which at
 // a power of two all fall in one L1 set. Measured (fp32 row-major, so the
@@ -50,9 +50,11 @@
 //
 // Plain operands take blocks that divide M, N and K where such a block lies
 // between half the target and the target (K = 700: 50, 1100: 55, M = 6000:
-// 60; a prime keeps its padded blocks): only a divided K lets gemm() read B
-// -- and with one column of tiles A -- in place, and only a divided M and N
-// keep C in place over several rounds (plan_impl.hpp). bm, the dimension the
+// 60; a prime keeps its padded blocks): a divided K reads B -- and with one
+// column of tiles A -- in place in whole blocks (a ragged one ends each task
+// on a shorter block, a kernel call of its own; bf16 cannot where it is odd),
+// and only a divided M and N keep C in place over several rounds
+// (plan_impl.hpp). bm, the dimension the
 // kernel vectorises, only takes a divisor of whole 64-byte vectors: 2000 in
 // blocks of 50 (3 vectors and 2 lanes) ran bf16 3000x2000x700 row-major at
 // 537 GFLOP/s against 627 in blocks of 63. Measured (row-major
@@ -102,8 +104,7 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
     b.bn = divisor_or(b.bn, shape.n, c.block_target_mn, 1);
     if (!amx_steps) b.bk = divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple);
   }
-  const bool thin_m_b_in_place =
-      layout != Layout::blocked && shape.m <= c.block_target_mn / 2 && shape.k % b.bk == 0;
+  const bool thin_m_b_in_place = layout != Layout::blocked && shape.m <= c.block_target_mn / 2;
   if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
   const bool one_k_block = shape.k <= c.block_target_k;
   const bool plain_panels = layout != Layout::blocked && shape.n <= c.block_target_mn;

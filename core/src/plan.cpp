@@ -6,6 +6,7 @@
 #include <cassert>
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include <libxsmm_generator.h>  // libxsmm_trans_descriptor_init
 
@@ -63,32 +64,39 @@ bool dispatch_simd(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing
 // Builds the kernels of `map` for the plan's dtype; false if there are none.
 // A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
 // it on one lane. `narrow`: the map reads a plain A in place, one column of
-// tiles no wider than kNarrowColumns, and takes the narrow kernel.
+// tiles no wider than kNarrowColumns, and takes the narrow kernel. `k_tail`:
+// the map reads an operand in place along K, and K has a shorter last block
+// (Impl::k_tail), whose kernels are built too.
 bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint lda, libxsmm_blasint ldb,
-                      libxsmm_blasint ldc, bool narrow = false) {
-  if (lda == 1 || narrow) {
-    switch (p.dtype) {
-      case DType::f32: return map.ready = dispatch_simd(map.f32, p.blocks, map.at, lda, ldb, ldc, lda != 1);
-      case DType::f64: return map.ready = dispatch_simd(map.f64, p.blocks, map.at, lda, ldb, ldc, lda != 1);
-      case DType::bf16: return map.ready = dispatch_simd(map.bf16, p.blocks, map.at, lda, ldb, ldc, lda != 1);
-    }
-  }
-  switch (p.dtype) {
-    case DType::f32:
-      return map.ready = dispatch_libxsmm(map.f32, libxsmm_smmdispatch_reducebatch_strd, p.blocks, map.at,
-                                          lda, ldb, ldc, input_size(p.dtype), 0);
-    case DType::f64:
-      return map.ready = dispatch_libxsmm(map.f64, libxsmm_dmmdispatch_reducebatch_strd, p.blocks, map.at,
-                                          lda, ldb, ldc, input_size(p.dtype), 0);
-    case DType::bf16:
+                      libxsmm_blasint ldc, bool narrow = false, bool k_tail = false) {
+  const auto fill = [&](auto& kernels, const BlockSizes& b) -> bool {
+    using Kernel = std::remove_cvref_t<decltype(kernels[0][0].first)>;
+    if (lda == 1 || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, lda != 1);
+    if constexpr (std::is_same_v<Kernel, F32Kernel>) {
+      return dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
+                              input_size(p.dtype), 0);
+    } else if constexpr (std::is_same_v<Kernel, F64Kernel>) {
+      return dispatch_libxsmm(kernels, libxsmm_dmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
+                              input_size(p.dtype), 0);
+    } else {
       if (p.amx)
-        return map.ready = dispatch(map.bf16, p.blocks, map.at, [&](int m, int n, bool accumulate) {
-                 return Bf16Kernel{
-                     .amx = std::make_shared<const AmxBrgemm>(m, n, p.blocks.bk, map.at.a_k_block,
-                                                              map.at.b_k_block, lda, ldb, ldc, accumulate)};
-               });
-      return map.ready = dispatch_libxsmm(map.bf16, libxsmm_bsmmdispatch_reducebatch_strd, p.blocks, map.at,
-                                          lda, ldb, ldc, input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
+        return dispatch(kernels, b, map.at, [&](int m, int n, bool accumulate) {
+          return Bf16Kernel{.amx = std::make_shared<const AmxBrgemm>(
+                                m, n, b.bk, map.at.a_k_block, map.at.b_k_block, lda, ldb, ldc, accumulate)};
+        });
+      return dispatch_libxsmm(kernels, libxsmm_bsmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
+                              input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
+    }
+  };
+  const BlockSizes tail_blocks{p.blocks.bm, p.blocks.bn, p.k_tail};
+  const auto both = [&](auto& kernels, auto& tails) {
+    map.tail = k_tail && p.k_tail > 0;
+    return fill(kernels, p.blocks) && (!map.tail || fill(tails, tail_blocks));
+  };
+  switch (p.dtype) {
+    case DType::f32: return map.ready = both(map.f32, map.f32_tail);
+    case DType::f64: return map.ready = both(map.f64, map.f64_tail);
+    case DType::bf16: return map.ready = both(map.bf16, map.bf16_tail);
   }
   return false;
 }
@@ -148,10 +156,11 @@ using PanelPacker = std::function<const void*(std::int64_t index, const KSlice& 
 // pairs, handed out in contiguous static chunks: the first Mb*Nb tasks form
 // layer 0, so each "team" of threads owns one copy of C and each thread a
 // contiguous stretch of the curve -- a compact patch of C tiles.
+// `tails` (null if none): the kernels of a shorter last K block (OperandMap).
 template <class In, class Out, class Kernel>
-void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels, const In* a,
-                const In* b, Out* c, const Prologue& prologue, const PanelPacker& panel_a,
-                const PanelPacker& panel_b, bool accumulate) {
+void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
+                const TileKernels<Kernel>* tails, const In* a, const In* b, Out* c, const Prologue& prologue,
+                const PanelPacker& panel_a, const PanelPacker& panel_b, bool accumulate) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
@@ -171,7 +180,8 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
         // Round 0 overwrites its copy of C, unless layer 0 adds to a C the
         // prologue scaled by beta (C = A B + beta C, in place).
         const bool overwrite = round == 0 && !(accumulate && layer == 0);
-        const KernelPair<Kernel>& kernel = kernels[tile.x == p.mb - 1][tile.y == p.nb - 1];
+        const bool last_row = tile.x == p.mb - 1, last_col = tile.y == p.nb - 1;
+        const KernelPair<Kernel>& kernel = kernels[last_row][last_col];
         Out* c_tile = c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block;
         // The slice's K blocks in one batch, or a panel's worth at a time
         // when an operand is packed just before use (Impl::panels_a).
@@ -181,7 +191,17 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
                                        : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
           const In* b_blocks = panel_b ? static_cast<const In*>(panel_b(tile.y, part))
                                        : b + tile.y * at.b_col_block + part.begin * at.b_k_block;
-          (overwrite && done == 0 ? kernel.first : kernel.rest)(a_blocks, b_blocks, c_tile, &part.count);
+          const bool first = overwrite && done == 0;
+          // A K no block divides, read in place: the last, shorter block has kernels of its own.
+          const bool short_last = tails && part.begin + std::int64_t(part.count) == p.kb;
+          const unsigned long long full = part.count - (short_last ? 1 : 0), one = 1;
+          if (full) (first ? kernel.first : kernel.rest)(a_blocks, b_blocks, c_tile, &full);
+          if (short_last) {
+            const KernelPair<Kernel>& tail = (*tails)[last_row][last_col];
+            (first && !full ? tail.first : tail.rest)(a_blocks + std::int64_t(full) * at.a_k_block,
+                                                      b_blocks + std::int64_t(full) * at.b_k_block, c_tile,
+                                                      &one);
+          }
         }
       }
     }
@@ -226,6 +246,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.mb = (p.shape.m + p.blocks.bm - 1) / p.blocks.bm;
   p.nb = (p.shape.n + p.blocks.bn - 1) / p.blocks.bn;
   p.kb = (p.shape.k + p.blocks.bk - 1) / p.blocks.bk;
+  p.k_tail = p.shape.k % p.blocks.bk == 0 ? 0 : int(p.shape.k - (p.kb - 1) * p.blocks.bk);
 
   // More layers than K blocks would leave layers with nothing to contract;
   // more rounds than a layer's K blocks would leave empty rounds.
@@ -311,18 +332,23 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     c_in_place.last_cols = int(s.n - (p.nb - 1) * bn);
     p.c_in_place_map.at = c_in_place;
     dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(s.m));
-    if (s.k % bk == 0) {
+    // B in place reads whole K blocks, and a K the blocks do not divide a
+    // shorter last one on kernels of its own (Impl::k_tail): not for bf16
+    // with an odd one (LIBXSMM's kernels contract VNNI pairs) nor on AMX tiles.
+    const bool tail_ok = p.k_tail == 0 || p.dtype != DType::bf16 || (!p.amx && p.k_tail % 2 == 0);
+    if (tail_ok) {
       p.b_in_place_map.at = c_in_place;
       p.b_in_place_map.at.b_col_block = bn * s.k;
       p.b_in_place_map.at.b_k_block = bk;
-      dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m));
+      dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m),
+                       false, true);
       // One column of tiles: A in place too (see Impl::all_in_place_map).
       if (p.nb == 1 && (p.dtype != DType::bf16 || bn <= kNarrowColumns)) {
         p.all_in_place_map.at = p.b_in_place_map.at;
         p.all_in_place_map.at.a_row_block = bm;
         p.all_in_place_map.at.a_k_block = bk * s.m;
         dispatch_kernels(p, p.all_in_place_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k),
-                         libxsmm_blasint(s.m), p.dtype == DType::bf16);
+                         libxsmm_blasint(s.m), p.dtype == DType::bf16, true);
       }
     }
   }
@@ -395,17 +421,18 @@ void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b,
   const PanelPacker& loop_b = p.transposed ? panel_a : panel_b;
   switch (p.dtype) {
     case DType::f32:
-      run_sfc_ca(p, map.at, map.f32, static_cast<const float*>(a), static_cast<const float*>(b),
-                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate);
+      run_sfc_ca(p, map.at, map.f32, map.tail ? &map.f32_tail : nullptr, static_cast<const float*>(a),
+                 static_cast<const float*>(b), static_cast<float*>(c), prologue, loop_a, loop_b, accumulate);
       break;
     case DType::f64:
-      run_sfc_ca(p, map.at, map.f64, static_cast<const double*>(a), static_cast<const double*>(b),
-                 static_cast<double*>(c), prologue, loop_a, loop_b, accumulate);
+      run_sfc_ca(p, map.at, map.f64, map.tail ? &map.f64_tail : nullptr, static_cast<const double*>(a),
+                 static_cast<const double*>(b), static_cast<double*>(c), prologue, loop_a, loop_b,
+                 accumulate);
       break;
     case DType::bf16:
-      run_sfc_ca(p, map.at, map.bf16, static_cast<const libxsmm_bfloat16*>(a),
-                 static_cast<const libxsmm_bfloat16*>(b), static_cast<float*>(c), prologue, loop_a, loop_b,
-                 accumulate);
+      run_sfc_ca(p, map.at, map.bf16, map.tail ? &map.bf16_tail : nullptr,
+                 static_cast<const libxsmm_bfloat16*>(a), static_cast<const libxsmm_bfloat16*>(b),
+                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate);
       break;
   }
 }

@@ -119,12 +119,15 @@ bool dispatch_libxsmm(TileKernels<Kernel>& k,
 // dimensions, the stride between the blocks of a batch and the edge tiles'
 // sizes are baked into LIBXSMM kernels). Only the kernels of the plan's dtype
 // are set.
+// A map that reads an operand in place along a K the blocks do not divide
+// has a shorter last K block (Impl::k_tail): `tail` is then set, and the
+// *_tail kernels are that block's.
 struct OperandMap {
   Addressing at{};
-  TileKernels<F32Kernel> f32{};
-  TileKernels<F64Kernel> f64{};
-  TileKernels<Bf16Kernel> bf16{};
-  bool ready = false;
+  TileKernels<F32Kernel> f32{}, f32_tail{};
+  TileKernels<F64Kernel> f64{}, f64_tail{};
+  TileKernels<Bf16Kernel> bf16{}, bf16_tail{};
+  bool ready = false, tail = false;
 };
 
 struct GemmPlan::Impl {
@@ -143,20 +146,19 @@ struct GemmPlan::Impl {
   int rounds;        // effective k_block_factor
   BlockSizes blocks;
   std::int64_t mb, nb, kb;
+  int k_tail = 0;               // K in the last K block where bk does not divide K (0 where it does)
   std::vector<GridCell> curve;  // curve index -> (im, in)
   std::vector<KSlice> slices;   // [round * layers + layer]
 
   OperandMap blocked_map;
   // gemm() on plain matrices with tight leading dimensions (the kernels are
   // built for those): only A is packed, B is read and C written in place
-  // (b_in_place_map: the blocks divide k), or A and B are packed and C written
-  // in place (c_in_place_map). The tiles at the edges of a ragged M or N run
-  // kernels of their own size on the padded packed blocks (one round only:
-  // see the constructor). gemm() packs all three otherwise.
-  // A B stored transposed is packed: LIBXSMM's TRANS_B kernels read it in
-  // place at full speed only for some leading dimensions (64^3 batches,
-  // fp32: 130 GFLOP/s at ld 1152; 40-70 at ld 512, 1024, 1536, 2048, 4096,
-  // whose rows share a few cache sets; 138 untransposed).
+  // (b_in_place_map; a K the blocks do not divide ends on a shorter block),
+  // or A and B are packed and C written in place (c_in_place_map). The tiles at the edges of a ragged M or N
+  // run kernels of their own size on the padded packed blocks (one round only: see the constructor). gemm()
+  // packs all three otherwise. A B stored transposed is packed: LIBXSMM's TRANS_B kernels read it in place at
+  // full speed only for some leading dimensions (64^3 batches, fp32: 130 GFLOP/s at ld 1152; 40-70 at ld 512,
+  // 1024, 1536, 2048, 4096, whose rows share a few cache sets; 138 untransposed).
   OperandMap b_in_place_map;
   OperandMap c_in_place_map;
   // With one column of tiles (nb = 1) every A block is read by one task,
@@ -185,14 +187,14 @@ struct GemmPlan::Impl {
   AlignedBuffer a_packed, b_packed, c_packed;
   // With a single column of tiles (nb = 1: the loop's N, the caller's M of a
   // row-major call, fits one block) every A block is used by one task only.
-  // Where A cannot be read in place (all_in_place_map: padded, transposed, a
-  // K the blocks do not divide, alpha), packing all of A before the loop
+  // Where A cannot be read in place (all_in_place_map: padded, transposed,
+  // alpha; bf16 with an odd last K block), packing all of A before the loop
   // would write it to memory and read it back: gemm() instead packs each task's A panel (the blocks of its K
   // slice) into the thread's own buffer just before the kernel reads it from
   // cache. Measured (fp32, 2 threads, a 64-row panel of K = 4096): C = A B
   // with n = 1 14.3 -> 7.5 ms, n = 8 14.5 -> 9.0, n = 32 3.4 -> 2.9.
   // The same holds for B with a single row of tiles (mb = 1), where B is
-  // packed at all (a K the blocks do not divide, a transposed or padded B).
+  // packed at all (a transposed or padded B; bf16 with an odd last K block).
   // A long slice is packed and multiplied panel_blocks K blocks at a time
   // (kPanelBytes), so that the panel stays in L2 between its packing and
   // the kernel (without panels, panel_blocks is the longest slice: one
