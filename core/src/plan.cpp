@@ -156,6 +156,19 @@ using PanelPacker = std::function<const void*(std::int64_t index, const KSlice& 
 // pairs, handed out in contiguous static chunks: the first Mb*Nb tasks form
 // layer 0, so each "team" of threads owns one copy of C and each thread a
 // contiguous stretch of the curve -- a compact patch of C tiles.
+// One batch-reduce over `count` K blocks into the tile at `c` (`first`:
+// overwriting it). `tail` set: the last block is K's shorter last one, read
+// in place, and runs on kernels of its own (OperandMap).
+template <class In, class Out, class Kernel>
+inline void run_batch(const KernelPair<Kernel>& kernel, const KernelPair<Kernel>* tail, bool first,
+                      const Addressing& at, const In* a, const In* b, Out* c, unsigned long long count) {
+  const unsigned long long full = count - (tail ? 1 : 0), one = 1;
+  if (full) (first ? kernel.first : kernel.rest)(a, b, c, &full);
+  if (tail)
+    (first && !full ? tail->first : tail->rest)(a + std::int64_t(full) * at.a_k_block,
+                                                b + std::int64_t(full) * at.b_k_block, c, &one);
+}
+
 // `tails` (null if none): the kernels of a shorter last K block (OperandMap).
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
@@ -191,17 +204,9 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
                                        : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
           const In* b_blocks = panel_b ? static_cast<const In*>(panel_b(tile.y, part))
                                        : b + tile.y * at.b_col_block + part.begin * at.b_k_block;
-          const bool first = overwrite && done == 0;
-          // A K no block divides, read in place: the last, shorter block has kernels of its own.
-          const bool short_last = tails && part.begin + std::int64_t(part.count) == p.kb;
-          const unsigned long long full = part.count - (short_last ? 1 : 0), one = 1;
-          if (full) (first ? kernel.first : kernel.rest)(a_blocks, b_blocks, c_tile, &full);
-          if (short_last) {
-            const KernelPair<Kernel>& tail = (*tails)[last_row][last_col];
-            (first && !full ? tail.first : tail.rest)(a_blocks + std::int64_t(full) * at.a_k_block,
-                                                      b_blocks + std::int64_t(full) * at.b_k_block, c_tile,
-                                                      &one);
-          }
+          const bool ends_k = tails && part.begin + std::int64_t(part.count) == p.kb;
+          run_batch(kernel, ends_k ? &(*tails)[last_row][last_col] : nullptr, overwrite && done == 0, at,
+                    a_blocks, b_blocks, c_tile, part.count);
         }
       }
     }
