@@ -346,14 +346,14 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
       p.b_in_place_map.at.b_col_block = bn * s.k;
       p.b_in_place_map.at.b_k_block = bk;
       dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m),
-                       false, true);
+                       /*narrow=*/false, /*k_tail=*/true);
       // One column of tiles: A in place too (see Impl::all_in_place_map).
       if (p.nb == 1 && (p.dtype != DType::bf16 || bn <= kNarrowColumns)) {
         p.all_in_place_map.at = p.b_in_place_map.at;
         p.all_in_place_map.at.a_row_block = bm;
         p.all_in_place_map.at.a_k_block = bk * s.m;
         dispatch_kernels(p, p.all_in_place_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k),
-                         libxsmm_blasint(s.m), p.dtype == DType::bf16, true);
+                         libxsmm_blasint(s.m), /*narrow=*/p.dtype == DType::bf16, /*k_tail=*/true);
       }
     }
   }
