@@ -12,13 +12,14 @@
 //   and each column of B is contiguous along K in every map, so the kernel
 //   reads both along K as dot products, four columns of B at a time.
 // - Narrow (n <= kNarrowColumns, A read in place): a plan with one column of
-//   tiles reads each A block once, so the A of a plain call need not be
-//   packed at all -- but LIBXSMM walks a block's columns a few rows at a time
-//   (the 64 columns a leading dimension apart are 64 interleaved streams),
-//   which ran no faster than packing A first (fp32 1x4096x4096 row-major:
-//   10.8 GFLOP/s either way; 18 on pre-packed blocks). This kernel walks A a
-//   few whole columns at a time, adding each into the tile of C, which stays
-//   in L1 (bm x n accumulators: 32 KiB at bm 1024, n 8, fp32).
+//   tiles reads each A block once, so a plain call's A need not be packed
+//   (plan_impl.hpp, all_in_place_map). fp32 and fp64 read it in place with
+//   LIBXSMM's kernels; bf16's need A in VNNI pairs, so bf16 takes this kernel,
+//   which walks A four whole columns at a time, widening bf16 to fp32, adding
+//   them into the tile of C (bm x n accumulators: 32 KiB at bm 1024, n 8).
+//   bf16 row-major, packed panels -> this kernel in place: 1x4096x4096 9.9 ->
+//   18.2 GFLOP/s, 8x4096x4096 71.6 -> 85.8. (On fp32 it lost to LIBXSMM in
+//   place from 2 columns on: 2x4096x4096 28.1 against 37.5.)
 //
 // Both are written once on GCC/Clang vector extensions and compiled for
 // AVX-512, AVX2 + FMA and the x86-64 baseline; the plan takes the widest the
