@@ -193,7 +193,7 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
       for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {1, 8}, {3, 1}}) {
         check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
-        // Tall, ragged panels: 2501 rows in blocks of 501 (the last 497), 2 blocks a panel.
+        // Tall, ragged panels: 2501 rows in blocks of 512 (whole vectors; the last 453), 2 blocks a panel.
         check_case({{2501, 7, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         // One row of tiles with a ragged K: the loop's B panel by panel; one tile: both.
@@ -218,7 +218,7 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
     CHECK(row_of_tiles.workspace_bytes() ==
           std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(20 * 64 * 50) * sizeof(float));
   }
-  CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 501);
+  CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 512);
 }
 
 TEST_CASE("every copying path gives the same C") {
@@ -339,7 +339,11 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(thin.bm == 1024);
   CHECK(thin.bn == 64);
   CHECK(thin.bk == 16);
-  CHECK(choose_blocks({4091, 4093, 61}, DType::f32, 2).bm == 1023);  // 4 blocks, padding 1
+  // 4 blocks; a ragged tall block in whole vectors (1024, not 1023); one that divides M stays.
+  CHECK(choose_blocks({4091, 4093, 61}, DType::f32, 2).bm == 1024);
+  CHECK(choose_blocks({4091, 4093, 61}, DType::f64, 2, Layout::col_major).bm == 1024);
+  CHECK(choose_blocks({1000, 1000, 32}, DType::f32, 2, Layout::col_major).bm == 1000);
+  CHECK(choose_blocks({4079, 4096, 8}, DType::bf16, 2).bm == 1024);  // 1020 rounded up, 4 blocks still
   CHECK(choose_blocks({2048, 2048, 65}, DType::f32, 2).bm == 64);    // two K blocks: the usual rule
   CHECK(choose_blocks({50, 4096, 3}, DType::f64, 2).bm == 50);
   // Fewer tiles than 2 per thread: bm shrinks (1024 x 128 x 8, 2 threads:
