@@ -362,6 +362,45 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(choose_blocks({4096, 33, 4096}, DType::f64, 2, Layout::col_major).bm == 32);
 }
 
+TEST_CASE("a C of 4 MiB and more written once is stored past the caches, and equals C stored as usual") {
+  std::vector<DType> dtypes{DType::f32, DType::f64};
+  try {
+    GemmPlan probe({.shape = {16, 16, 16}, .dtype = DType::bf16});
+    dtypes.push_back(DType::bf16);
+  } catch (const Error&) {  // no bf16 kernels on this CPU
+  }
+  for (DType dtype : dtypes)
+    for (Layout layout : {Layout::blocked, Layout::col_major, Layout::row_major})
+      for (const GemmShape& shape : {GemmShape{1024, 1024, 16}, GemmShape{1024, 1030, 40}}) {
+        PlanRequest r{.shape = shape, .dtype = dtype, .threads = 3, .layout = layout};
+        GemmPlan plan(r);
+        INFO(shape.m << "x" << shape.n << "x" << shape.k << " " << to_string(dtype) << " "
+                     << to_string(layout));
+        CHECK(plan.streams_c());
+        const CheckResult res = check_against_reference(plan, layout, 5);
+        CHECK(res.rel_error <= res.bound);
+        if (layout == Layout::blocked) continue;
+        // The same product into a C on no cache line's start: written as
+        // usual, the same bits.
+        const std::size_t in = input_size(dtype), out = output_size(dtype);
+        const std::size_t mk = std::size_t(shape.m * shape.k), kn = std::size_t(shape.k * shape.n),
+                          mn = std::size_t(shape.m * shape.n);
+        AlignedBuffer a(mk * in), b(kn * in), c(mn * out), shifted((mn + 1) * out);
+        fill_uniform(a.data(), mk, dtype, 1);
+        fill_uniform(b.data(), kn, dtype, 2);
+        const bool row = layout == Layout::row_major;
+        const std::int64_t lda = row ? shape.k : shape.m, ldb = row ? shape.n : shape.k,
+                           ldc = row ? shape.n : shape.m;
+        plan.gemm(layout, a.data(), lda, b.data(), ldb, c.data(), ldc);
+        plan.gemm(layout, a.data(), lda, b.data(), ldb, shifted.as<char>() + out, ldc);
+        CHECK(std::memcmp(c.data(), shifted.as<char>() + out, mn * out) == 0);
+      }
+  // Written more than once (layers, rounds), or small: as usual.
+  CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_layers = 2}).streams_c());
+  CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_block_factor = 2}).streams_c());
+  CHECK(!GemmPlan({.shape = {512, 512, 16}}).streams_c());
+}
+
 TEST_CASE("deterministic: the same plan gives bitwise identical C run after run") {
   PlanRequest r;
   r.shape = {200, 150, 700};

@@ -1,9 +1,11 @@
 // GemmPlan: planning once, then the SFC-CA loop of the paper's Listing 1.
+#include <immintrin.h>  // _mm_sfence
 #include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -74,10 +76,10 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
     if (lda == 1 || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, lda != 1);
     if constexpr (std::is_same_v<Kernel, F32Kernel>) {
       return dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), 0);
+                              input_size(p.dtype), 0, p.stream_c);
     } else if constexpr (std::is_same_v<Kernel, F64Kernel>) {
       return dispatch_libxsmm(kernels, libxsmm_dmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), 0);
+                              input_size(p.dtype), 0, p.stream_c);
     } else {
       if (p.amx)
         return dispatch(kernels, b, map.at, [&](int m, int n, bool accumulate) {
@@ -85,7 +87,7 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
                                 m, n, b.bk, map.at.a_k_block, map.at.b_k_block, lda, ldb, ldc, accumulate)};
         });
       return dispatch_libxsmm(kernels, libxsmm_bsmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A);
+                              input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A, p.stream_c);
     }
   };
   const BlockSizes tail_blocks{p.blocks.bm, p.blocks.bn, p.k_tail};
@@ -159,11 +161,14 @@ using PanelPacker = std::function<const void*(std::int64_t index, const KSlice& 
 // One batch-reduce over `count` K blocks into the tile at `c` (`first`:
 // overwriting it). `tail` set: the last block is K's shorter last one, read
 // in place, and runs on kernels of its own (OperandMap).
+// `stream`: a first call stores C past the caches where its tile can (Impl::stream_c).
 template <class In, class Out, class Kernel>
 inline void run_batch(const KernelPair<Kernel>& kernel, const KernelPair<Kernel>* tail, bool first,
-                      const Addressing& at, const In* a, const In* b, Out* c, unsigned long long count) {
+                      bool stream, const Addressing& at, const In* a, const In* b, Out* c,
+                      unsigned long long count) {
   const unsigned long long full = count - (tail ? 1 : 0), one = 1;
-  if (full) (first ? kernel.first : kernel.rest)(a, b, c, &full);
+  if (full)
+    (first ? (stream && kernel.streaming ? kernel.streaming : kernel.first) : kernel.rest)(a, b, c, &full);
   if (tail)
     (first && !full ? tail->first : tail->rest)(a + std::int64_t(full) * at.a_k_block,
                                                 b + std::int64_t(full) * at.b_k_block, c, &one);
@@ -173,10 +178,13 @@ inline void run_batch(const KernelPair<Kernel>& kernel, const KernelPair<Kernel>
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
                 const TileKernels<Kernel>* tails, const In* a, const In* b, Out* c, const Prologue& prologue,
-                const PanelPacker& panel_a, const PanelPacker& panel_b, bool accumulate) {
+                const PanelPacker& panel_a, const PanelPacker& panel_b, bool accumulate, bool c_final) {
   const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
+  // C past the caches (Impl::stream_c): where it is the caller's, on whole
+  // cache lines, and each tile is one kernel call (no shorter last K block).
+  const bool stream = p.stream_c && c_final && !tails && reinterpret_cast<std::uintptr_t>(c) % 64 == 0;
 
 #pragma omp parallel num_threads(p.threads)
   {
@@ -205,12 +213,13 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
           const In* b_blocks = panel_b ? static_cast<const In*>(panel_b(tile.y, part))
                                        : b + tile.y * at.b_col_block + part.begin * at.b_k_block;
           const bool ends_k = tails && part.begin + std::int64_t(part.count) == p.kb;
-          run_batch(kernel, ends_k ? &(*tails)[last_row][last_col] : nullptr, overwrite && done == 0, at,
-                    a_blocks, b_blocks, c_tile, part.count);
+          run_batch(kernel, ends_k ? &(*tails)[last_row][last_col] : nullptr, overwrite && done == 0, stream,
+                    at, a_blocks, b_blocks, c_tile, part.count);
         }
       }
     }
-    if (p.layers > 1) {  // add the copies into C, tile by tile in curve order
+    if (stream) _mm_sfence();  // non-temporal stores are seen by the other threads and the caller after it
+    if (p.layers > 1) {        // add the copies into C, tile by tile in curve order
 #pragma omp barrier
 #pragma omp for schedule(static)
       for (std::int64_t i = 0; i < tiles; ++i) {
@@ -286,6 +295,8 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   if (p.panels_a) p.a_panel_bytes = (p.panel_blocks * a_block_bytes + 63) / 64 * 64;
   if (p.panels_b) p.b_panel_bytes = (p.panel_blocks * b_block_bytes + 63) / 64 * 64;
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
+  p.stream_c =
+      p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
 
   p.curve = GilbertCurve(p.mb, p.nb).cells();
   assert(std::int64_t(p.curve.size()) == p.mb * p.nb);  // each C tile once: the loop's tasks
@@ -393,6 +404,7 @@ int GemmPlan::threads() const { return impl_->threads; }
 int GemmPlan::k_layers() const { return impl_->layers; }
 int GemmPlan::k_block_factor() const { return impl_->rounds; }
 std::string_view GemmPlan::kernel() const { return impl_->amx ? "amx" : "libxsmm"; }
+bool GemmPlan::streams_c() const { return impl_->stream_c; }
 BlockSizes GemmPlan::blocks() const {
   const BlockSizes& b = impl_->blocks;
   return impl_->transposed ? BlockSizes{b.bn, b.bm, b.bk} : b;
@@ -417,27 +429,29 @@ namespace {
 
 // The loop on the caller's operands (swapped for a transposed plan) through
 // `map`, after the team has run `prologue` (if any); `panel_a` (`panel_b`)
-// packs the caller's A (B) panel by panel, if set.
+// packs the caller's A (B) panel by panel, if set. `c_final`: `c` is the
+// caller's C, not a copy gemm() unpacks (only that one is streamed).
 void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
          const Prologue& prologue = {}, const PanelPacker& panel_a = {}, const PanelPacker& panel_b = {},
-         bool accumulate = false) {
+         bool accumulate = false, bool c_final = true) {
   if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
   const PanelPacker& loop_a = p.transposed ? panel_b : panel_a;
   const PanelPacker& loop_b = p.transposed ? panel_a : panel_b;
   switch (p.dtype) {
     case DType::f32:
       run_sfc_ca(p, map.at, map.f32, map.tail ? &map.f32_tail : nullptr, static_cast<const float*>(a),
-                 static_cast<const float*>(b), static_cast<float*>(c), prologue, loop_a, loop_b, accumulate);
+                 static_cast<const float*>(b), static_cast<float*>(c), prologue, loop_a, loop_b, accumulate,
+                 c_final);
       break;
     case DType::f64:
       run_sfc_ca(p, map.at, map.f64, map.tail ? &map.f64_tail : nullptr, static_cast<const double*>(a),
-                 static_cast<const double*>(b), static_cast<double*>(c), prologue, loop_a, loop_b,
-                 accumulate);
+                 static_cast<const double*>(b), static_cast<double*>(c), prologue, loop_a, loop_b, accumulate,
+                 c_final);
       break;
     case DType::bf16:
       run_sfc_ca(p, map.at, map.bf16, map.tail ? &map.bf16_tail : nullptr,
                  static_cast<const libxsmm_bfloat16*>(a), static_cast<const libxsmm_bfloat16*>(b),
-                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate);
+                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate, c_final);
       break;
   }
 }
@@ -574,7 +588,7 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   const PanelPacker panel_a = a_in_panels ? packer(Operand::a) : PanelPacker{};
   const PanelPacker panel_b = b_in_panels ? packer(Operand::b) : PanelPacker{};
   if (in_place) return run(p, *way.map, a_used, b_used, c, pack, panel_a, panel_b, accumulate);
-  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack, panel_a, panel_b);
+  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack, panel_a, panel_b, false, /*c_final=*/false);
   unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }
 
