@@ -222,11 +222,13 @@ struct GemmPlan::Impl {
   // C written with non-temporal stores (KernelPair::streaming), past the
   // caches: where each tile of C is written once, by one kernel call (one
   // layer, one round, one batch), and C is too large to stay in cache for the
-  // caller anyway (kStreamBytes). The stores then skip reading every line of
-  // C before writing it. Measured (fp32, 2 threads, median of 5 interleaved
-  // runs of 10, GFLOP/s): 4096x4096x16 row-major 256.6 -> 336.5, blocked
-  // 248.7 -> 338.7; 2048x2048x32 column-major 330.9 -> 356.9, row-major 333.8
-  // -> 354.8; 1024x1024x64 column-major 309.6 -> 322.0.
+  // caller anyway (kStreamBytes: a judgement -- past the L2 of most cores --
+  // not a measurement; a C in cache would be read back from there). The
+  // stores then skip reading every line of C before writing it. Measured
+  // (fp32, 2 threads, median of 5 interleaved runs of 10, GFLOP/s, without ->
+  // with): 4096x4096x16 row-major 230.7 -> 293.7 (bf16 320.1 -> 457.8),
+  // blocked 236.5 -> 289.1; 2048x2048x32 column-major 288.4 -> 311.8;
+  // 2048^3 row-major level (366.6, 367.6).
   static constexpr std::size_t kStreamBytes = std::size_t(4) << 20;
   bool stream_c = false;
   std::size_t a_panel_bytes = 0, b_panel_bytes = 0;
