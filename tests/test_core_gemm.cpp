@@ -58,6 +58,17 @@ void check_case(const Case& c, DType dtype, int threads, Layout layout, int kl, 
   REQUIRE(res.rel_error <= res.bound);
 }
 
+// f32, f64, and bf16 where this CPU has kernels for it.
+std::vector<DType> dtypes_here() {
+  std::vector<DType> dtypes{DType::f32, DType::f64};
+  try {
+    GemmPlan probe({.shape = {16, 16, 16}, .dtype = DType::bf16});
+    dtypes.push_back(DType::bf16);
+  } catch (const Error&) {  // no bf16 kernels on this CPU
+  }
+  return dtypes;
+}
+
 }  // namespace
 
 TEST_CASE("f32 and f64 match the reference for every (K_layers, k_block_factor) in 1..8 x 1..8") {
@@ -133,12 +144,7 @@ TEST_CASE("core's own kernels: one-row tiles, and one column of tiles read in pl
   // again); ragged M; a K of one block. Several layers and rounds, 3 threads.
   const GemmShape shapes[] = {{1, 300, 256}, {300, 1, 256}, {600, 5, 384}, {5, 600, 384}, {601, 8, 384},
                               {8, 601, 384}, {600, 9, 384}, {9, 600, 384}, {1, 1, 64},    {333, 3, 64}};
-  std::vector<DType> dtypes{DType::f32, DType::f64};
-  try {
-    GemmPlan probe({.shape = {16, 16, 16}, .dtype = DType::bf16});
-    dtypes.push_back(DType::bf16);
-  } catch (const Error&) {  // no bf16 kernels on this CPU
-  }
+  const std::vector<DType> dtypes = dtypes_here();
   for (DType dtype : dtypes)
     for (const GemmShape& shape : shapes)
       for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major})
@@ -363,12 +369,7 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
 }
 
 TEST_CASE("a C of 4 MiB and more written once is stored past the caches, and equals C stored as usual") {
-  std::vector<DType> dtypes{DType::f32, DType::f64};
-  try {
-    GemmPlan probe({.shape = {16, 16, 16}, .dtype = DType::bf16});
-    dtypes.push_back(DType::bf16);
-  } catch (const Error&) {  // no bf16 kernels on this CPU
-  }
+  const std::vector<DType> dtypes = dtypes_here();
   for (DType dtype : dtypes)
     for (Layout layout : {Layout::blocked, Layout::col_major, Layout::row_major})
       for (const GemmShape& shape : {GemmShape{1024, 1024, 16}, GemmShape{1024, 1030, 40}}) {

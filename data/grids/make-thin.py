@@ -7,17 +7,20 @@ policy hands it to the model. These shapes fill that corner: one of M, N, K
 drawn log-uniformly in 1..63 (any integer: thin dimensions in applications are
 batch sizes, heads, ranks, rarely multiples of 32), the other two log-uniformly
 in 256..16384 (half of them odd, as the primes of data/grids/skinny.shapes
-are). Capped like the wide set, at most MAX_GFLOP per GEMM and MAX_MIB per
-fp32 matrix. None is a shape of skinny.shapes, which stays a test set.
-Deterministic (fixed seed):
+are). Capped like the wide set (make-wide.py), at most MAX_GFLOP per GEMM.
+None is a shape of skinny.shapes, which stays a test set. Deterministic
+(fixed seed):
 
     python3 data/grids/make-thin.py > data/grids/thin.shapes
 """
+import importlib
 import random
 import sys
 
+wide = importlib.import_module("make-wide")  # fits(), grow(), emit(): the same caps and output
+
 COUNT, SEED = 60, 5
-MAX_GFLOP, MAX_MIB = 4.0, 256
+MAX_GFLOP = 4.0
 THIN_LOG2, WIDE_LOG2 = (0, 6), (8, 14)
 
 
@@ -39,27 +42,14 @@ def draw(rng, thin_axis):
     return tuple(dims)
 
 
-def fits(m, n, k):
-    largest = max(m * k, k * n, m * n) * 4 / 2**20
-    return 2 * m * n * k / 1e9 <= MAX_GFLOP and largest <= MAX_MIB
-
-
 def main():
     count, seed = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) == 3 else (COUNT, SEED)
     rng = random.Random(seed)
     excluded = skinny_test_shapes()
-    shapes = set()
-    while len(shapes) < count:
-        shape = draw(rng, len(shapes) % 3)  # M, N and K thin in turn
-        if fits(*shape) and shape not in excluded:
-            shapes.add(shape)
-    print(f"# {count} shapes, one of M, N, K in 1..63, the others in 256..16384 (half odd),")
-    print(f"# at most {MAX_GFLOP:g} GFLOP and {MAX_MIB} MiB per fp32 matrix; made by data/grids/make-thin.py {count} {seed}")
-    total = 0.0
-    for m, n, k in sorted(shapes):
-        print(m, n, k)
-        total += 2 * m * n * k / 1e9
-    print(f"# {total:.1f} GFLOP in all", file=sys.stderr)
+    shapes = wide.grow(count, lambda shapes: draw(rng, len(shapes) % 3),  # M, N and K thin in turn
+                       lambda shape: wide.fits(*shape, max_gflop=MAX_GFLOP) and shape not in excluded)
+    wide.emit(shapes, [f"{count} shapes, one of M, N, K in 1..63, the others in 256..16384 (half odd),",
+                       f"at most {MAX_GFLOP:g} GFLOP and {wide.MAX_MIB} MiB per fp32 matrix; made by data/grids/make-thin.py {count} {seed}"])
 
 
 if __name__ == "__main__":

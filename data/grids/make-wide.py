@@ -26,26 +26,38 @@ def draw(rng):
     return dims["m"], dims["n"], dims["k"]
 
 
-def fits(m, n, k):
+def fits(m, n, k, max_gflop=MAX_GFLOP):
     largest = max(m * k, k * n, m * n) * 4 / 2**20
-    return 2 * m * n * k / 1e9 <= MAX_GFLOP and largest <= MAX_MIB
+    return 2 * m * n * k / 1e9 <= max_gflop and largest <= MAX_MIB
+
+
+def grow(count, draw_one, keep):
+    """Draws shapes with draw_one(shapes so far) until `count` distinct ones pass keep(shape)."""
+    shapes = set()
+    while len(shapes) < count:
+        shape = draw_one(shapes)
+        if keep(shape):
+            shapes.add(shape)
+    return shapes
+
+
+def emit(shapes, header):
+    """Prints the header lines as comments, then the shapes sorted; the GFLOP total to stderr."""
+    for line in header:
+        print(f"# {line}")
+    total = 0.0
+    for m, n, k in sorted(shapes):
+        print(m, n, k)
+        total += 2 * m * n * k / 1e9
+    print(f"# {total:.1f} GFLOP in all", file=sys.stderr)
 
 
 def main():
     count, seed = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) == 3 else (COUNT, SEED)
     rng = random.Random(seed)
-    shapes = set()
-    while len(shapes) < count:
-        shape = draw(rng)
-        if fits(*shape):
-            shapes.add(shape)
-    print(f"# {count} shapes, M, N in 64..16384, K in 64..32768 (log-uniform, multiples of 32),")
-    print(f"# at most {MAX_GFLOP:g} GFLOP and {MAX_MIB} MiB per fp32 matrix; made by data/grids/make-wide.py {count} {seed}")
-    total = 0.0
-    for m, n, k in sorted(shapes):
-        print(m, n, k)
-        total += 2 * m * n * k / 1e9
-    print(f"# {total:.0f} GFLOP in all", file=sys.stderr)
+    shapes = grow(count, lambda _: draw(rng), lambda shape: fits(*shape))
+    emit(shapes, [f"{count} shapes, M, N in 64..16384, K in 64..32768 (log-uniform, multiples of 32),",
+                  f"at most {MAX_GFLOP:g} GFLOP and {MAX_MIB} MiB per fp32 matrix; made by data/grids/make-wide.py {count} {seed}"])
 
 
 if __name__ == "__main__":
