@@ -71,15 +71,17 @@ bool dispatch_simd(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing
 // (Impl::k_tail), whose kernels are built too.
 bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint lda, libxsmm_blasint ldb,
                       libxsmm_blasint ldc, bool narrow = false, bool k_tail = false) {
-  const auto fill = [&](auto& kernels, const BlockSizes& b) -> bool {
+  // Streaming kernels only where the loop can use them: a map with a shorter
+  // last K block never streams (run_sfc_ca), nor do its tail kernels.
+  const auto fill = [&](auto& kernels, const BlockSizes& b, bool streaming) -> bool {
     using Kernel = std::remove_cvref_t<decltype(kernels[0][0].first)>;
     if (lda == 1 || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, lda != 1);
     if constexpr (std::is_same_v<Kernel, F32Kernel>) {
       return dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), 0, p.stream_c);
+                              input_size(p.dtype), 0, streaming);
     } else if constexpr (std::is_same_v<Kernel, F64Kernel>) {
       return dispatch_libxsmm(kernels, libxsmm_dmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), 0, p.stream_c);
+                              input_size(p.dtype), 0, streaming);
     } else {
       if (p.amx)
         return dispatch(kernels, b, map.at, [&](int m, int n, bool accumulate) {
@@ -87,13 +89,13 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
                                 m, n, b.bk, map.at.a_k_block, map.at.b_k_block, lda, ldb, ldc, accumulate)};
         });
       return dispatch_libxsmm(kernels, libxsmm_bsmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A, p.stream_c);
+                              input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A, streaming);
     }
   };
   const BlockSizes tail_blocks{p.blocks.bm, p.blocks.bn, p.k_tail};
   const auto both = [&](auto& kernels, auto& tails) {
     map.tail = k_tail && p.k_tail > 0;
-    return fill(kernels, p.blocks) && (!map.tail || fill(tails, tail_blocks));
+    return fill(kernels, p.blocks, p.stream_c && !map.tail) && (!map.tail || fill(tails, tail_blocks, false));
   };
   switch (p.dtype) {
     case DType::f32: return map.ready = both(map.f32, map.f32_tail);
