@@ -170,6 +170,8 @@ nlohmann::json summary_json(const RegretSummary& s) {
 struct PolicyChoice {
   std::string rule;
   double max_distance;
+  std::string thin_rule;  // for thin shapes (sfc::ShapeRegime)
+  double thin_max_distance;
   double l2_fraction;  // of the model and default tiers
 };
 
@@ -233,8 +235,11 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
                   const EvaluateOptions& o) {
   std::FILE* const out = human_output(o.json);
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
-  std::fprintf(out, "(the policy's nearest tier: %s rule within log2 distance %g; L2 fraction %g)\n",
-               policy.rule.c_str(), policy.max_distance, policy.l2_fraction);
+  std::fprintf(out,
+               "(the policy's nearest tier: %s rule within log2 distance %g, for thin shapes %s within %g;"
+               " L2 fraction %g)\n",
+               policy.rule.c_str(), policy.max_distance, policy.thin_rule.c_str(), policy.thin_max_distance,
+               policy.l2_fraction);
   std::fprintf(out, "%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -284,6 +289,8 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
   std::printf("%s\n", nlohmann::json({{"test_shapes", r.shapes.size()},
                                       {"policy_rule", policy.rule},
                                       {"policy_max_distance", distance_json(policy.max_distance)},
+                                      {"policy_thin_rule", policy.thin_rule},
+                                      {"policy_thin_max_distance", distance_json(policy.thin_max_distance)},
                                       {"l2_fraction", distance_json(policy.l2_fraction)},
                                       {"regret", regret},
                                       {"floor", floor_json},
@@ -332,9 +339,11 @@ void run_evaluate(const EvaluateOptions& o) {
     const auto kl = std::to_string(k.k_layers), kbf = std::to_string(k.k_block_factor);
     return double(tuner.tune(shape, ConfigSet::parse(kl, kbf)).result.seconds[k.index()]);
   };
-  const PolicyChoice policy{std::string(to_string(predictor.policy_rule(dtype, threads, layout))),
-                            predictor.policy_max_distance(dtype, threads, layout),
-                            predictor.l2_fraction(threads)};
+  const PolicyChoice policy{
+      std::string(to_string(predictor.policy_rule(dtype, threads, layout))),
+      predictor.policy_max_distance(dtype, threads, layout),
+      std::string(to_string(predictor.policy_rule(dtype, threads, layout, ShapeRegime::thin))),
+      predictor.policy_max_distance(dtype, threads, layout, ShapeRegime::thin), predictor.l2_fraction(threads)};
   const RegretReport report = evaluate_regret(predictor, std::move(split.tests), timer);
   std::optional<NoiseFloor> floor;
   if (!o.floor_db.empty()) {

@@ -94,6 +94,38 @@ TEST_CASE("policy: the automatic rule ships the vote where winners are noisy, el
   CHECK(ConfigPredictor({synthetic_table(line)}).policy_rule(DType::f32, 2) == NeighbourRule::nearest);
 }
 
+TEST_CASE("policy: thin shapes choose their neighbour rule and reach apart from the others") {
+  // The bulk shapes' winners follow two clear regions (the nearest winner is
+  // right); along a line of thin shapes (M = 32) every winner is a different
+  // lucky configuration, 1% ahead of (1, 1), which the vote finds. Chosen
+  // over all shapes, one rule would serve both badly.
+  std::vector<TunedShape> shapes = region_shapes();
+  for (int i = 0; i < int(kRegimeShapes); ++i) {
+    const Knobs lucky{2 + i % 4, 2 + i % 6};
+    const auto k = std::int64_t(std::lround(512 * std::exp2(i / 2.0)));
+    TunedShape s = synthetic_shape({32, 1024, k}, lucky);
+    for (float& t : s.seconds) t = 1.5f;
+    s.seconds[config_index(lucky.k_layers, lucky.k_block_factor)] = 1.0f;
+    s.seconds[config_index(1, 1)] = 1.01f;
+    shapes.push_back(s);
+  }
+  const ConfigPredictor p({synthetic_table(shapes)});
+  CHECK(regime_of({32, 1024, 4096}) == ShapeRegime::thin);
+  CHECK(regime_of({64, 64, 64}) == ShapeRegime::bulk);
+  CHECK(p.policy_rule(DType::f32, 2, Layout::blocked, ShapeRegime::thin) == NeighbourRule::vote);
+  CHECK(p.policy_rule(DType::f32, 2) == NeighbourRule::nearest);
+  CHECK(p.query({32, 1024, 3000}, DType::f32, 2).knobs == Knobs{1, 1});
+  CHECK(p.query({1100, 300, 3900}, DType::f32, 2).knobs == Knobs{2, 4});
+
+  // A regime with too few shapes of its own (here none) takes the choice made
+  // over all of them: the thin line's, in both.
+  const std::vector<TunedShape> thin_only(shapes.end() - std::ptrdiff_t(kRegimeShapes), shapes.end());
+  const ConfigPredictor few({synthetic_table(thin_only)});
+  CHECK(few.policy_rule(DType::f32, 2, Layout::blocked, ShapeRegime::thin) == NeighbourRule::vote);
+  CHECK(few.policy_rule(DType::f32, 2) == NeighbourRule::vote);
+  CHECK(few.query({1024, 1024, 1024}, DType::f32, 2).knobs == Knobs{1, 1});
+}
+
 TEST_CASE("policy: far from every tuned shape the calibrated model answers") {
   const ConfigPredictor p({synthetic_table(region_shapes(), calibrated)}, reach(1.0));
   const GemmShape far{32, 32, 65536};

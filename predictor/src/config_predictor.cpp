@@ -58,14 +58,20 @@ ConfigPredictor::~ConfigPredictor() = default;
 ConfigPredictor::ConfigPredictor(ConfigPredictor&&) noexcept = default;
 ConfigPredictor& ConfigPredictor::operator=(ConfigPredictor&&) noexcept = default;
 
-NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads, Layout layout) const {
-  const ShapeGroup* g = group(dtype, threads, layout).shapes;
-  return g && g->policy_votes ? NeighbourRule::vote : NeighbourRule::nearest;
+ShapeRegime regime_of(const GemmShape& shape) {
+  return std::min({shape.m, shape.n, shape.k}) < kThinBelow ? ShapeRegime::thin : ShapeRegime::bulk;
 }
 
-double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout layout) const {
+std::string_view to_string(ShapeRegime regime) { return regime == ShapeRegime::thin ? "thin" : "bulk"; }
+
+NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads, Layout layout, ShapeRegime regime) const {
   const ShapeGroup* g = group(dtype, threads, layout).shapes;
-  return g ? g->max_distance : options_.max_distance.value_or(default_max_distance);
+  return g && g->policy_of(regime).votes ? NeighbourRule::vote : NeighbourRule::nearest;
+}
+
+double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout layout, ShapeRegime regime) const {
+  const ShapeGroup* g = group(dtype, threads, layout).shapes;
+  return g ? g->policy_of(regime).max_distance : options_.max_distance.value_or(default_max_distance);
 }
 
 // The fraction of the model fallback() answers with for `threads`.
@@ -131,8 +137,8 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
       a.tier = Tier::exact;
       return a;
     }
-    if (d <= g->max_distance) {
-      a.knobs = g->policy_votes ? g->vote(q, options_.vote_neighbours) : g->winner(i);
+    if (d <= g->policy_for(q).max_distance) {
+      a.knobs = g->policy_for(q).votes ? g->vote(q, options_.vote_neighbours) : g->winner(i);
       a.tier = Tier::nearest;
       return a;
     }

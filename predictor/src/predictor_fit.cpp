@@ -105,43 +105,64 @@ void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const
     }
 }
 
-// The policy's choices for a group, from its own shapes each predicted from
-// all the others: the neighbour rule with the lower mean regret, and the reach
-// of the nearest tier -- the candidate distance below which taking the
-// neighbours' answer costs less regret than the tier below (model or default)
-// would on the same shapes. Ties keep nearest, and the longer reach.
-void ConfigPredictor::choose_policy(ShapeGroup& g) const {
-  const bool automatic_rule = options_.policy_rule == NeighbourRule::automatic;
-  g.policy_votes = options_.policy_rule == NeighbourRule::vote;
-  g.max_distance = options_.max_distance.value_or(default_max_distance);
-  if (g.shapes.size() < min_shapes_to_choose || (!automatic_rule && options_.max_distance)) return;
-
-  const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours);
-  if (automatic_rule) g.policy_votes = sum_of(loo.vote) < sum_of(loo.nearest);
-  if (options_.max_distance) return;
-  const std::vector<double>& neighbour = g.policy_votes ? loo.vote : loo.nearest;
-  std::vector<double> below;  // regret of the tier below the nearest one
-  for (std::size_t i = 0; i < g.shapes.size(); ++i)
-    below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads).knobs));
+// The policy's choices for a group's shapes `members` (indices), from those
+// shapes each predicted from all the others: the neighbour rule with the
+// lower mean regret, and the reach of the nearest tier -- the candidate
+// distance below which taking the neighbours' answer costs less regret than
+// the tier below (model or default) would on the same shapes. Ties keep
+// nearest, and the longer reach. `below`: each shape's regret in the tier below.
+ConfigPredictor::ShapeGroup::Policy ConfigPredictor::ShapeGroup::choose_policy(
+    const PredictorOptions& options, const LeaveOneOut& loo, const std::vector<double>& below,
+    const std::vector<std::size_t>& members) {
+  Policy p{options.policy_rule == NeighbourRule::vote, options.max_distance.value_or(default_max_distance)};
+  double vote = 0, nearest = 0;
+  for (std::size_t i : members) vote += loo.vote[i], nearest += loo.nearest[i];
+  if (options.policy_rule == NeighbourRule::automatic) p.votes = vote < nearest;
+  if (options.max_distance) return p;
+  const std::vector<double>& neighbour = p.votes ? loo.vote : loo.nearest;
   // Leave-one-out only tests neighbours as far apart as the tuned shapes
   // are: a reach beyond the farthest such distance (rounded up to the next
   // candidate) would trust neighbours where nothing was measured. Past it the
   // tier below answers (the model extrapolates by construction; a neighbour
   // 2.8-4 octaves away cost 10% on large shapes tuned on the small grid).
-  const double tested = *std::max_element(loo.distance.begin(), loo.distance.end());
+  double tested = 0;
+  for (std::size_t i : members) tested = std::max(tested, loo.distance[i]);
   const double cap = *std::find_if(candidate_distances.begin(), candidate_distances.end(),
                                    [tested](double d) { return d >= tested; });
   double best = std::numeric_limits<double>::infinity();
   for (double reach : candidate_distances) {
     if (reach > cap) break;
     double total = 0;
-    for (std::size_t i = 0; i < neighbour.size(); ++i)
-      total += loo.distance[i] <= reach ? neighbour[i] : below[i];
+    for (std::size_t i : members) total += loo.distance[i] <= reach ? neighbour[i] : below[i];
     if (total <= best) {
       best = total;
-      g.max_distance = reach;
+      p.max_distance = reach;
     }
   }
+  return p;
+}
+
+// The policy's choices for each regime of a group (ShapeRegime): from the
+// regime's own shapes where it has kRegimeShapes of them, else from all the
+// group's shapes.
+void ConfigPredictor::choose_policy(ShapeGroup& g) const {
+  const ShapeGroup::Policy given{options_.policy_rule == NeighbourRule::vote,
+                                 options_.max_distance.value_or(default_max_distance)};
+  g.policy = {given, given};
+  const bool automatic_rule = options_.policy_rule == NeighbourRule::automatic;
+  if (g.shapes.size() < min_shapes_to_choose || (!automatic_rule && options_.max_distance)) return;
+
+  const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours);
+  std::vector<double> below;
+  for (std::size_t i = 0; i < g.shapes.size(); ++i)
+    below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads).knobs));
+  std::vector<std::size_t> all(g.shapes.size()), regime[2];
+  std::iota(all.begin(), all.end(), std::size_t(0));
+  for (std::size_t i : all) regime[regime_of(g.shapes[i]) == ShapeRegime::thin].push_back(i);
+  const ShapeGroup::Policy whole = ShapeGroup::choose_policy(options_, loo, below, all);
+  for (int r = 0; r < 2; ++r)
+    g.policy[r] =
+        regime[r].size() >= kRegimeShapes ? ShapeGroup::choose_policy(options_, loo, below, regime[r]) : whole;
 }
 
 }  // namespace sfc

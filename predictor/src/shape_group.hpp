@@ -49,6 +49,7 @@ inline double sum_of(const std::vector<double>& v) { return std::accumulate(v.be
 
 inline bool has_winner(const TunedShape& s) { return s.winner().valid(); }
 
+
 // The tuned shapes of one (dtype, threads, layout), in log2 space, with a k-d tree.
 struct ConfigPredictor::ShapeGroup {
   DType dtype;
@@ -148,9 +149,19 @@ struct ConfigPredictor::ShapeGroup {
   }
 
   static constexpr std::size_t npos = std::size_t(-1);
-  // The policy's choices for this group.
-  bool policy_votes = false;
-  double max_distance = default_max_distance;
+  // The policy's choices for this group, per ShapeRegime.
+  struct Policy {
+    bool votes = false;
+    double max_distance = default_max_distance;
+  };
+  std::array<Policy, 2> policy{};  // [bulk, thin]
+  const Policy& policy_of(ShapeRegime regime) const { return policy[regime == ShapeRegime::thin]; }
+  const Policy& policy_for(const GemmShape& s) const { return policy_of(regime_of(s)); }
+  // The choices for the shapes `members` (indices) from their leave-one-out
+  // regrets and `below`, each shape's regret in the tier below the nearest
+  // one (predictor_fit.cpp).
+  static Policy choose_policy(const PredictorOptions& options, const LeaveOneOut& loo,
+                              const std::vector<double>& below, const std::vector<std::size_t>& members);
 };
 
 }  // namespace sfc

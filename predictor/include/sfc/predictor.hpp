@@ -58,6 +58,20 @@ std::string_view to_string(Predictor predictor);  // "nearest", "vote", "model",
 enum class NeighbourRule { nearest, vote, automatic };
 std::string_view to_string(NeighbourRule rule);  // "nearest", "vote", "auto"
 
+// The policy chooses its neighbour rule and reach twice per group: for thin
+// shapes (one of M, N, K below kThinBelow, one block: their blocks, kernels
+// and winners follow rules of their own, and their microsecond timings are a
+// table's noisiest) and for the rest, each from its own shapes' leave-one-out
+// (a regime with fewer than kRegimeShapes tuned shapes takes the choice made
+// over all of them). Measured on the Zen 5's row-major tables, the 48 unseen
+// wide test shapes (docs/predictor.md): bf16 policy 1.73% -> 0.63% mean regret,
+// p95 9.48% -> 2.70%; fp32 p95 8.10% -> 6.60%.
+enum class ShapeRegime { bulk, thin };
+inline constexpr std::int64_t kThinBelow = 64;
+inline constexpr std::size_t kRegimeShapes = 12;
+ShapeRegime regime_of(const GemmShape& shape);
+std::string_view to_string(ShapeRegime regime);  // "bulk", "thin"
+
 struct PredictorOptions {
   // The nearest tier answers within this log2 distance. Unset: chosen per
   // dtype and thread count from the tuned shapes themselves, as the reach
@@ -106,10 +120,13 @@ class ConfigPredictor {
 
   const PredictorOptions& options() const { return options_; }
 
-  // The policy's choices for (dtype, threads): the neighbour rule (nearest
-  // or vote) and the log2 distance within which the nearest tier answers.
-  NeighbourRule policy_rule(DType dtype, int threads, Layout layout = Layout::blocked) const;
-  double policy_max_distance(DType dtype, int threads, Layout layout = Layout::blocked) const;
+  // The policy's choices for (dtype, threads, layout): the neighbour rule
+  // (nearest or vote) and the log2 distance within which the nearest tier answers.
+  // For the shapes of `regime` (see ShapeRegime).
+  NeighbourRule policy_rule(DType dtype, int threads, Layout layout = Layout::blocked,
+                            ShapeRegime regime = ShapeRegime::bulk) const;
+  double policy_max_distance(DType dtype, int threads, Layout layout = Layout::blocked,
+                             ShapeRegime regime = ShapeRegime::bulk) const;
   // The L2 fraction the model and default tiers use for `threads` threads,
   // and the rate (of a thread's bandwidth share) at which the model prices
   // what L2 fails to hold.
