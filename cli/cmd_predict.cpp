@@ -343,7 +343,8 @@ void run_evaluate(const EvaluateOptions& o) {
       std::string(to_string(predictor.policy_rule(dtype, threads, layout))),
       predictor.policy_max_distance(dtype, threads, layout),
       std::string(to_string(predictor.policy_rule(dtype, threads, layout, ShapeRegime::thin))),
-      predictor.policy_max_distance(dtype, threads, layout, ShapeRegime::thin), predictor.l2_fraction(threads)};
+      predictor.policy_max_distance(dtype, threads, layout, ShapeRegime::thin),
+      predictor.l2_fraction(threads)};
   const RegretReport report = evaluate_regret(predictor, std::move(split.tests), timer);
   std::optional<NoiseFloor> floor;
   if (!o.floor_db.empty()) {

@@ -64,12 +64,14 @@ ShapeRegime regime_of(const GemmShape& shape) {
 
 std::string_view to_string(ShapeRegime regime) { return regime == ShapeRegime::thin ? "thin" : "bulk"; }
 
-NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads, Layout layout, ShapeRegime regime) const {
+NeighbourRule ConfigPredictor::policy_rule(DType dtype, int threads, Layout layout,
+                                           ShapeRegime regime) const {
   const ShapeGroup* g = group(dtype, threads, layout).shapes;
   return g && g->policy_of(regime).votes ? NeighbourRule::vote : NeighbourRule::nearest;
 }
 
-double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout layout, ShapeRegime regime) const {
+double ConfigPredictor::policy_max_distance(DType dtype, int threads, Layout layout,
+                                            ShapeRegime regime) const {
   const ShapeGroup* g = group(dtype, threads, layout).shapes;
   return g ? g->policy_of(regime).max_distance : options_.max_distance.value_or(default_max_distance);
 }

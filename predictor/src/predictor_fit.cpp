@@ -161,8 +161,9 @@ void ConfigPredictor::choose_policy(ShapeGroup& g) const {
   for (std::size_t i : all) regime[regime_of(g.shapes[i]) == ShapeRegime::thin].push_back(i);
   const ShapeGroup::Policy whole = ShapeGroup::choose_policy(options_, loo, below, all);
   for (int r = 0; r < 2; ++r)
-    g.policy[r] =
-        regime[r].size() >= kRegimeShapes ? ShapeGroup::choose_policy(options_, loo, below, regime[r]) : whole;
+    g.policy[r] = regime[r].size() >= kRegimeShapes
+                      ? ShapeGroup::choose_policy(options_, loo, below, regime[r])
+                      : whole;
 }
 
 }  // namespace sfc

@@ -49,7 +49,6 @@ inline double sum_of(const std::vector<double>& v) { return std::accumulate(v.be
 
 inline bool has_winner(const TunedShape& s) { return s.winner().valid(); }
 
-
 // The tuned shapes of one (dtype, threads, layout), in log2 space, with a k-d tree.
 struct ConfigPredictor::ShapeGroup {
   DType dtype;
