@@ -141,9 +141,12 @@ TEST_CASE("core's own kernels: one-row tiles, and one column of tiles read in pl
   // The loop's M is 1 (M = 1 column-major or blocked, N = 1 row-major): the
   // single-row kernel. One column of tiles with K divided and tight operands:
   // nothing copied, bf16 up to 8 columns on the narrow kernel (9: packed
-  // again); ragged M; a K of one block. Several layers and rounds, 3 threads.
-  const GemmShape shapes[] = {{1, 300, 256}, {300, 1, 256}, {600, 5, 384}, {5, 600, 384}, {601, 8, 384},
-                              {8, 601, 384}, {600, 9, 384}, {9, 600, 384}, {1, 1, 64},    {333, 3, 64}};
+  // again); ragged M; a K of one block; K blocks that end in part of a
+  // vector (bk 50, and a ragged K: bf16's single-row kernel reads those under
+  // a mask). Several layers and rounds, 3 threads.
+  const GemmShape shapes[] = {{1, 300, 256}, {300, 1, 256}, {600, 5, 384}, {5, 600, 384},
+                              {601, 8, 384}, {8, 601, 384}, {600, 9, 384}, {9, 600, 384},
+                              {1, 1, 64},    {333, 3, 64},  {1, 70, 100},  {70, 1, 1001}};
   const std::vector<DType> dtypes = dtypes_here();
   for (DType dtype : dtypes)
     for (const GemmShape& shape : shapes)

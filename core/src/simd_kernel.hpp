@@ -10,7 +10,8 @@
 //   column-major or blocked one with M = 1. A is then one contiguous run of K
 //   (bm = 1: neither a padded block nor bf16's VNNI pairs interleave anything)
 //   and each column of B is contiguous along K in every map, so the kernel
-//   reads both along K as dot products, four columns of B at a time.
+//   reads both along K as dot products, four columns of B at a time (bf16 on
+//   AVX512-BF16: pairs of K multiplied by VDPBF16PS, single_row.cpp).
 // - Narrow (n <= kNarrowColumns, A read in place): a plan with one column of
 //   tiles reads each A block once, so a plain call's A need not be packed
 //   (plan_impl.hpp, all_in_place_map). fp32 and fp64 read it in place with
