@@ -20,7 +20,8 @@
 //   them into the tile of C (bm x n accumulators: 32 KiB at bm 1024, n 8).
 //   bf16 row-major, packed panels -> this kernel in place: 1x4096x4096 9.9 ->
 //   18.2 GFLOP/s, 8x4096x4096 71.6 -> 85.8. (On fp32 it lost to LIBXSMM in
-//   place from 2 columns on: 2x4096x4096 28.1 against 37.5.)
+//   place from 2 columns on: 2x4096x4096 28.1 against 37.5.) On
+//   AVX512-BF16 bf16 multiplies pairs of K with VDPBF16PS instead (narrow.cpp).
 //
 // Both are written once on GCC/Clang vector extensions and compiled for
 // AVX-512, AVX2 + FMA and the x86-64 baseline; the plan takes the widest the
