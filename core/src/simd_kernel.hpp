@@ -25,7 +25,11 @@
 //
 // Both are written once on GCC/Clang vector extensions and compiled for
 // AVX-512, AVX2 + FMA and the x86-64 baseline; the plan takes the widest the
-// CPU runs. In: float, double or libxsmm_bfloat16 (plain, not VNNI pairs);
+// CPU runs. bf16 on a CPU with AVX512-BF16 takes a second body of each,
+// written on intrinsics (VDPBF16PS has no vector-extension spelling), where
+// pairs of K are multiplied without widening; its sums differ from the
+// widening bodies' in the last bits (and a denormal input reads as zero).
+// In: float, double or libxsmm_bfloat16 (plain, not VNNI pairs);
 // Out: the accumulator (float for bf16). Private to core/.
 #pragma once
 #include <libxsmm.h>
