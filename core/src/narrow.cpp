@@ -1,4 +1,4 @@
-// The narrow kernel (simd_kernel.hpp): C(m x n), n <= kNarrowColumns, from A
+// The narrow kernel (simd_kernel.hpp): C(m x n), n <= narrow_columns(), from A
 // read a few whole columns at a time.
 #include <immintrin.h>
 
@@ -175,14 +175,25 @@ simd::Body<Bf16, float> pairs_for(int n, std::integer_sequence<int, N...>) {
 
 }  // namespace
 
+template <class In>
+int narrow_columns() {
+  if constexpr (std::is_same_v<In, Bf16>)
+    if (__builtin_cpu_supports("avx512bf16")) return kNarrowPairColumns;
+  return kNarrowColumns;
+}
+
 template <class In, class Out>
 SimdKernel<In, Out> narrow_kernel(SimdKernel<In, Out> k) {
   k.run = narrow_for<In, Out>(k.n, std::make_integer_sequence<int, kNarrowColumns>{});
   if constexpr (std::is_same_v<In, Bf16>)
     if (__builtin_cpu_supports("avx512bf16"))
-      k.run = pairs_for(k.n, std::make_integer_sequence<int, kNarrowColumns>{});
+      k.run = pairs_for(k.n, std::make_integer_sequence<int, kNarrowPairColumns>{});
   return k;
 }
+
+template int narrow_columns<float>();
+template int narrow_columns<double>();
+template int narrow_columns<libxsmm_bfloat16>();
 
 template SimdKernel<float, float> narrow_kernel(SimdKernel<float, float>);
 template SimdKernel<double, double> narrow_kernel(SimdKernel<double, double>);

@@ -66,7 +66,7 @@ bool dispatch_simd(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing
 // Builds the kernels of `map` for the plan's dtype; false if there are none.
 // A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
 // it on one lane. `narrow`: the map reads a plain A in place, one column of
-// tiles no wider than kNarrowColumns, and takes the narrow kernel. `k_tail`:
+// tiles no wider than narrow_columns(), and takes the narrow kernel. `k_tail`:
 // the map reads an operand in place along K, and K has a shorter last block
 // (Impl::k_tail), whose kernels are built too.
 bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint lda, libxsmm_blasint ldb,
@@ -361,7 +361,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
       dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m),
                        /*narrow=*/false, /*k_tail=*/true);
       // One column of tiles: A in place too (see Impl::all_in_place_map).
-      if (p.nb == 1 && (p.dtype != DType::bf16 || bn <= kNarrowColumns)) {
+      if (p.nb == 1 && (p.dtype != DType::bf16 || bn <= narrow_columns<libxsmm_bfloat16>())) {
         p.all_in_place_map.at = p.b_in_place_map.at;
         p.all_in_place_map.at.a_row_block = bm;
         p.all_in_place_map.at.a_k_block = bk * s.m;

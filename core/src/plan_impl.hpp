@@ -180,7 +180,7 @@ struct GemmPlan::Impl {
   // With one column of tiles (nb = 1) every A block is read by one task,
   // once: there is no reuse for packing to protect, so a tight A is read in
   // place as well and nothing is copied (alpha = 1; bf16 only up to
-  // kNarrowColumns, on the narrow kernel: LIBXSMM's bf16 kernels need A in
+  // narrow_columns(), on the narrow kernel: LIBXSMM's bf16 kernels need A in
   // VNNI pairs). Measured against packing A panel by panel (fp32 row-major,
   // 2 threads, median of 5 interleaved runs of 10, GFLOP/s): 1x4096x4096
   // 11.1 -> 20.4, 2x4096x4096 17.2 -> 37.5, 8x4096x4096 65.4 -> 118.5,

@@ -12,7 +12,7 @@
 //   and each column of B is contiguous along K in every map, so the kernel
 //   reads both along K as dot products, four columns of B at a time (bf16 on
 //   AVX512-BF16: pairs of K multiplied by VDPBF16PS, single_row.cpp).
-// - Narrow (n <= kNarrowColumns, A read in place): a plan with one column of
+// - Narrow (n <= narrow_columns(), A read in place): a plan with one column of
 //   tiles reads each A block once, so a plain call's A need not be packed
 //   (plan_impl.hpp, all_in_place_map). fp32 and fp64 read it in place with
 //   LIBXSMM's kernels; bf16's need A in VNNI pairs, so bf16 takes this kernel,
@@ -39,6 +39,17 @@
 namespace sfc {
 
 inline constexpr int kNarrowColumns = 8;
+// The widest tile the narrow kernel runs for bf16 on AVX512-BF16 (pairs of
+// K, narrow.cpp): there it beats packing A for LIBXSMM up to 12 columns
+// (row-major bf16, 2 threads, GFLOP/s, packed -> narrow, two runs:
+// 9x2048x2048 112.9 / 112.0 -> 193.9 / 193.4, 12x4096x4096 132.9 / 131.5 ->
+// 223.5 / 227.1), not at 16 (16x4096x4096 160.9 / 153.8 -> 187.3 / 190.3, but
+// 16x1024x1024 192.0 / 185.6 -> 168.9 / 172.8, 16x2000x3000 185.3 / 184.3 ->
+// 148.8 / 154.4).
+inline constexpr int kNarrowPairColumns = 12;
+// The widest tile the narrow kernel takes for `In` on this CPU.
+template <class In>
+int narrow_columns();
 
 template <class Input, class Output>
 struct SimdKernel {
@@ -59,7 +70,7 @@ struct SimdKernel {
 // `k` with the single-row kernel set (k.m must be 1, A contiguous along K).
 template <class In, class Out>
 SimdKernel<In, Out> single_row_kernel(SimdKernel<In, Out> k);
-// `k` with the narrow kernel set (1 <= k.n <= kNarrowColumns, A plain).
+// `k` with the narrow kernel set (1 <= k.n <= narrow_columns<In>(), A plain).
 template <class In, class Out>
 SimdKernel<In, Out> narrow_kernel(SimdKernel<In, Out> k);
 
