@@ -139,8 +139,9 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
       a.tier = Tier::exact;
       return a;
     }
-    if (d <= g->policy_for(q).max_distance) {
-      a.knobs = g->policy_for(q).votes ? g->vote(q, options_.vote_neighbours) : g->winner(i);
+    const ShapeGroup::Policy& policy = g->policy_for(q);
+    if (d <= policy.max_distance) {
+      a.knobs = policy.votes ? g->vote(q, options_.vote_neighbours) : g->winner(i);
       a.tier = Tier::nearest;
       return a;
     }

@@ -45,8 +45,6 @@ constexpr std::array<double, 3> candidate_reread_rates = {kRereadRate, 0.25, 1};
 // Fewer tuned shapes than this and the leave-one-out choices are not made.
 constexpr std::size_t min_shapes_to_choose = 3;
 
-inline double sum_of(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
-
 inline bool has_winner(const TunedShape& s) { return s.winner().valid(); }
 
 // The tuned shapes of one (dtype, threads, layout), in log2 space, with a k-d tree.
