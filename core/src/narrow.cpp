@@ -178,7 +178,7 @@ simd::Body<Bf16, float> pairs_for(int n, std::integer_sequence<int, N...>) {
 template <class In>
 int narrow_columns() {
   if constexpr (std::is_same_v<In, Bf16>)
-    if (__builtin_cpu_supports("avx512bf16")) return kNarrowPairColumns;
+    if (simd::has_bf16_pairs()) return kNarrowPairColumns;
   return kNarrowColumns;
 }
 
@@ -186,8 +186,7 @@ template <class In, class Out>
 SimdKernel<In, Out> narrow_kernel(SimdKernel<In, Out> k) {
   k.run = narrow_for<In, Out>(k.n, std::make_integer_sequence<int, kNarrowColumns>{});
   if constexpr (std::is_same_v<In, Bf16>)
-    if (__builtin_cpu_supports("avx512bf16"))
-      k.run = pairs_for(k.n, std::make_integer_sequence<int, kNarrowPairColumns>{});
+    if (simd::has_bf16_pairs()) k.run = pairs_for(k.n, std::make_integer_sequence<int, kNarrowPairColumns>{});
   return k;
 }
 

@@ -69,6 +69,10 @@ void on_baseline(const SimdKernel<In, Out>& k, const In* a, const In* b, Out* c,
   body(k, a, b, c, count);
 }
 
+// Whether this CPU multiplies bf16 pairs (VDPBF16PS, AVX512-BF16): the
+// single-row and narrow kernels then take their bodies on pairs of K.
+inline bool has_bf16_pairs() { return __builtin_cpu_supports("avx512bf16"); }
+
 // The compilation of `body` for the widest instruction set this CPU runs.
 template <class In, class Out, Body<In, Out> body>
 Body<In, Out> widest() {

@@ -126,7 +126,7 @@ template <class In, class Out>
 SimdKernel<In, Out> single_row_kernel(SimdKernel<In, Out> k) {
   k.run = simd::widest<In, Out, single_row<In, Out>>();
   if constexpr (std::is_same_v<In, Bf16>)
-    if (__builtin_cpu_supports("avx512bf16")) k.run = single_row_pairs;
+    if (simd::has_bf16_pairs()) k.run = single_row_pairs;
   return k;
 }
 
