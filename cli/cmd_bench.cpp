@@ -113,7 +113,7 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   if (choice.source == "model") {
     const AnalyticalModel model(calibration, platform.l2_bytes);
     return answer_now(shapes, [&](const GemmShape& shape) {
-      return model.predict(shape, options.dtype, options.threads).knobs;
+      return model.predict(shape, options.dtype, options.threads, options.layout).knobs;
     });
   }
   // "tuned": the shape's own winner; "nn": the nearest tuned shape's;

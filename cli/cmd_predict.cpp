@@ -173,6 +173,7 @@ struct PolicyChoice {
   std::string thin_rule;  // for thin shapes (sfc::ShapeRegime)
   double thin_max_distance;
   double l2_fraction;  // of the model and default tiers
+  double reread_rate;  // the model's, of a thread's bandwidth share
 };
 
 // The policy's mean regret per tier that answered, printed and as JSON.
@@ -237,9 +238,9 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::fprintf(out,
                "(the policy's nearest tier: %s rule within log2 distance %g, for thin shapes %s within %g;"
-               " L2 fraction %g)\n",
+               " L2 fraction %g, re-read rate %g)\n",
                policy.rule.c_str(), policy.max_distance, policy.thin_rule.c_str(), policy.thin_max_distance,
-               policy.l2_fraction);
+               policy.l2_fraction, policy.reread_rate);
   std::fprintf(out, "%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -292,6 +293,7 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
                                       {"policy_thin_rule", policy.thin_rule},
                                       {"policy_thin_max_distance", distance_json(policy.thin_max_distance)},
                                       {"l2_fraction", distance_json(policy.l2_fraction)},
+                                      {"reread_rate", policy.reread_rate},
                                       {"regret", regret},
                                       {"floor", floor_json},
                                       {"policy_tiers", tiers},
@@ -344,7 +346,8 @@ void run_evaluate(const EvaluateOptions& o) {
       predictor.policy_max_distance(dtype, threads, layout),
       std::string(to_string(predictor.policy_rule(dtype, threads, layout, ShapeRegime::thin))),
       predictor.policy_max_distance(dtype, threads, layout, ShapeRegime::thin),
-      predictor.l2_fraction(threads)};
+      predictor.l2_fraction(threads),
+      predictor.reread_rate(threads)};
   const RegretReport report = evaluate_regret(predictor, std::move(split.tests), timer);
   std::optional<NoiseFloor> floor;
   if (!o.floor_db.empty()) {

@@ -89,11 +89,26 @@ TEST_CASE("model: rounds only where each thread's C tiles stay in L2 between the
   CHECK(paper.block_factor({4096, 4096, 1024}, DType::f32, 2, 1) == 8);
   CHECK(paper.predict({4096, 4096, 1024}, DType::f32, 2).knobs == Knobs{1, 1});
   CHECK(AnalyticalModel(xeon, xeon_l2).predict({1728, 1600, 1088}, DType::f32, 2).knobs == Knobs{1, 1});
-  // 96 x 96 x 8192: 4 tiles of 48 x 48 (36 KiB of C), panels of 7.5 MiB per
-  // thread and K: rounds cost almost nothing and keep the slabs in L2.
+  // 96 x 96 x 8192 through the row-major entry: 4 tiles of 48 x 48 (36 KiB
+  // of C), panels of 7.5 MiB per thread and K: rounds cost almost nothing and
+  // keep the slabs in L2.
   const ModelPrediction small_c =
-      AnalyticalModel(Calibration{200, 60}, l2).predict({96, 96, 8192}, DType::f32, 2);
+      AnalyticalModel(Calibration{200, 60}, l2).predict({96, 96, 8192}, DType::f32, 2, Layout::row_major);
   CHECK(small_c.knobs.k_block_factor > 1);
+}
+
+TEST_CASE("model: the blocked entry's cold panels make fewer bytes per thread win on few tiles") {
+  // 128 x 96 x 7712 on 2 threads (this Zen 5's calibration): 4 tiles, so each
+  // thread reads A and B panels almost the whole grid wide over all of K.
+  // Two K layers halve what each thread reads; the blocked entry's kernels
+  // wait for those cold panels (kMemoryStall), and two layers were measured
+  // 25% ahead of one there. The row-major entry's copy warms the panels first:
+  // the roofline sees no gain in a second layer.
+  const AnalyticalModel zen5(Calibration{202, 34}, l2);
+  CHECK(zen5.predict({128, 96, 7712}, DType::f32, 2, Layout::blocked).knobs.k_layers == 2);
+  CHECK(zen5.predict({128, 96, 7712}, DType::f32, 2, Layout::row_major).knobs.k_layers == 1);
+  const AnalyticalModel roofline(Calibration{202, 34}, l2, kPanelL2Fraction, kRereadRate, 0.0);
+  CHECK(roofline.predict({128, 96, 7712}, DType::f32, 2, Layout::blocked).knobs.k_layers == 1);
 }
 
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {

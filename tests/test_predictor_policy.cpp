@@ -142,17 +142,23 @@ TEST_CASE("policy: the L2 fraction and the re-read rate are fitted to the tuned 
   // re-reading A and B from beyond L2 runs at a quarter of a thread's
   // bandwidth share: the default rate (half) sees no stall and answers one
   // layer and one round; the fitted model answers the winners.
+  // (Tuned through the row-major entry, where the roofline holds: see kMemoryStall.)
+  const Layout row = Layout::row_major;
   const AnalyticalModel slow_rereads(calibrated, 1 << 20, 0.5, 0.25);
   std::vector<TunedShape> long_k;
-  for (std::int64_t k : {4096, 8192, 16384, 32768, 65536})
+  for (std::int64_t k : {4096, 8192, 16384, 32768, 65536}) {
     long_k.push_back(
-        synthetic_shape({256, 256, k}, slow_rereads.predict({256, 256, k}, DType::f32, 2).knobs));
-  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({256, 256, 65536}, DType::f32, 2).knobs == Knobs{1, 1});
+        synthetic_shape({256, 256, k}, slow_rereads.predict({256, 256, k}, DType::f32, 2, row).knobs));
+    long_k.back().layout = row;
+  }
+  CHECK(AnalyticalModel(calibrated, 1 << 20).predict({256, 256, 65536}, DType::f32, 2, row).knobs ==
+        Knobs{1, 1});
   const ConfigPredictor fitted({synthetic_table(long_k, calibrated)});
   CHECK(fitted.reread_rate(2) == 0.25);
   CHECK(fitted.l2_fraction(2) == 0.5);
   for (const TunedShape& s : long_k)
-    CHECK(fitted.predict(Predictor::model, s.shape, DType::f32, 2) == Knobs{s.k_layers, s.k_block_factor});
+    CHECK(fitted.predict(Predictor::model, s.shape, DType::f32, 2, row) ==
+          Knobs{s.k_layers, s.k_block_factor});
 
   // Large shapes keep one round with the paper's 0.5: each thread's C tiles
   // cannot stay in L2 between rounds (the fitted fraction once had to grow
@@ -218,22 +224,23 @@ TEST_CASE(
   // Winners that are exactly the model's, all different along the line, each
   // 50% ahead of every other configuration: a neighbour's winner costs 50%,
   // so the model answers everything that was not tuned.
-  // (96 x 96: 2 x 2 tiles of 48, whose slabs re-read from beyond L2 stall
-  // the kernel, so rounds and then layers grow with K.)
+  // (96 x 96 through the row-major entry: 2 x 2 tiles of 48, whose slabs
+  // re-read from beyond L2 stall the kernel, so rounds and then layers grow with K.)
   const AnalyticalModel model(calibrated, 1 << 20);
   std::vector<TunedShape> modelled;
   for (std::int64_t k : {4096, 8192, 16384, 65536}) {
     const GemmShape shape{96, 96, k};
-    const Knobs w = model.predict(shape, DType::f32, 2).knobs;
+    const Knobs w = model.predict(shape, DType::f32, 2, Layout::row_major).knobs;
     if (!modelled.empty()) REQUIRE(w != Knobs{modelled.back().k_layers, modelled.back().k_block_factor});
     TunedShape s = synthetic_shape(shape, w);
+    s.layout = Layout::row_major;
     for (float& t : s.seconds) t = 1.5f;
     s.seconds[config_index(w.k_layers, w.k_block_factor)] = 1.0f;
     modelled.push_back(s);
   }
   const ConfigPredictor model_wins({synthetic_table(modelled, calibrated)});
-  CHECK(model_wins.policy_max_distance(DType::f32, 2) < 1.0);
-  CHECK(model_wins.query({96, 96, 32000}, DType::f32, 2).tier == Tier::model);
+  CHECK(model_wins.policy_max_distance(DType::f32, 2, Layout::row_major) < 1.0);
+  CHECK(model_wins.query({96, 96, 32000}, DType::f32, 2, Layout::row_major).tier == Tier::model);
 }
 
 TEST_CASE("policy: one screening run that reads far too slow does not decide the nearest tier's reach") {

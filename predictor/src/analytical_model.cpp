@@ -122,15 +122,19 @@ struct ConfigCosts {
 //   while they stay in cache next to one round's panels.
 // Re-reads stream at `reread_rate` of the thread's bandwidth share: one
 // core's demand misses, not the prefetched sweep beta was measured with.
+//
+// `memory_stall` of the compulsory traffic's time is added to the FLOPs
+// rather than hidden behind them (see kMemoryStall).
 double config_seconds(const ConfigCosts& c, double round_depth, double budget, double l2_bytes,
-                      double reread_rate) {
+                      double reread_rate, double memory_stall) {
   const double round_panels = c.panel_elements * round_depth * c.input_bytes;
   const double slabs = c.slab_elements * round_depth * c.input_bytes;  // one tile's A and B slabs
   double reread = 0;
   if (round_panels > budget)
     reread = c.tiles * c.slab_elements * c.k_depth * c.input_bytes * (2 * slabs <= l2_bytes ? 0.5 : 1.0);
   if (c.rounds > 1 && c.c_patch_bytes + round_panels > budget) reread += (c.rounds - 1) * 2 * c.c_patch_bytes;
-  return std::max({c.compute_seconds, c.memory_bytes / c.bandwidth, reread / (reread_rate * c.bandwidth)}) +
+  const double memory = c.memory_bytes / c.bandwidth;
+  return std::max({c.compute_seconds + memory_stall * memory, memory, reread / (reread_rate * c.bandwidth)}) +
          c.reduce_bytes / c.bandwidth;
 }
 
@@ -145,8 +149,12 @@ void check_prediction_request(const GemmShape& shape, int threads) {
 }
 
 AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction,
-                                 double reread_rate)
-    : calibration_(calibration), l2_bytes_(l2_bytes), l2_fraction_(l2_fraction), reread_rate_(reread_rate) {}
+                                 double reread_rate, double memory_stall)
+    : calibration_(calibration),
+      l2_bytes_(l2_bytes),
+      l2_fraction_(l2_fraction),
+      reread_rate_(reread_rate),
+      memory_stall_(memory_stall) {}
 
 bool AnalyticalModel::calibrated() const {
   return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 && l2_bytes_ > 0;
@@ -161,7 +169,8 @@ int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threa
                               l2_fraction_ * double(l2_bytes_));
 }
 
-ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, int threads) const {
+ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, int threads,
+                                         Layout layout) const {
   check_prediction_request(shape, threads);
   if (!calibrated())
     throw Error(
@@ -171,6 +180,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);
+  const double stall = layout == Layout::blocked ? memory_stall_ : 0.0;
 
   ModelPrediction p;
   p.seconds.fill(std::numeric_limits<double>::infinity());
@@ -195,7 +205,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
       c.rounds = f;
       const double seconds =
           config_seconds(c, double((layer_blocks + f - 1) / f) * g.blocks.bk,
-                         l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_);
+                         l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_, stall);
       p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);
       // Fewer layers, then fewer rounds, unless clearly faster.
       if (seconds < best * (1 - 1e-9)) {

@@ -146,7 +146,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
       return a;
     }
   }
-  const Answer below = fallback(shape, dtype, threads);
+  const Answer below = fallback(shape, dtype, threads, layout);
   a.knobs = below.knobs;
   a.tier = below.tier;
   a.platform = below.platform;
@@ -155,23 +155,23 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
 
 // The model of this thread count or, when none of its tables is calibrated,
 // another's; else the default with this thread count's own L2 rule.
-Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int threads) const {
+Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   const ThreadModel* m = model(threads);
   if (!m) {
     m = &l2_rule_;
     for (const ThreadModel& own : models_)
       if (own.threads == threads) m = &own;
   }
-  Answer a = below_neighbours(m->model, shape, dtype, threads);
+  Answer a = below_neighbours(m->model, shape, dtype, threads, layout);
   a.platform = m->match;
   return a;
 }
 
 Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmShape& shape, DType dtype,
-                                         int threads) {
+                                         int threads, Layout layout) {
   Answer a;
   if (m.calibrated()) {
-    a.knobs = m.predict(shape, dtype, threads).knobs;
+    a.knobs = m.predict(shape, dtype, threads, layout).knobs;
     a.tier = Tier::model;
   } else {
     a.knobs = {1, m.block_factor(shape, dtype, threads, 1)};
@@ -187,7 +187,7 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
   if (predictor == Predictor::model) {
     const ThreadModel* m = model(threads);
     if (!m) throw Error("no calibration: run `sfc-tune calibrate` on this platform");
-    return m->model.predict(shape, dtype, threads).knobs;
+    return m->model.predict(shape, dtype, threads, layout).knobs;
   }
   const GroupFor found = group(dtype, threads, layout);
   const ShapeGroup* g = found.shapes;

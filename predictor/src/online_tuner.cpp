@@ -74,7 +74,9 @@ std::vector<Knobs> OnlineTuner::candidates(const TuningKey& key, const Answer& p
   // With no calibration, the model with nominal rates still ranks K_layers
   // (this machine's L2 sizes the k_block_factor).
   if (!service_.predictor().has_model(key.threads)) try {
-      add(AnalyticalModel(kNominalCalibration, l2_bytes_).predict(shape, key.dtype, key.threads).knobs);
+      add(AnalyticalModel(kNominalCalibration, l2_bytes_)
+              .predict(shape, key.dtype, key.threads, key.layout)
+              .knobs);
     } catch (const Error&) {}
   add({1, 1});
   return list;

@@ -97,7 +97,8 @@ void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const
       double total = 0;
       for (const ShapeGroup* g : tuned)
         for (std::size_t i = 0; i < g->shapes.size(); ++i)
-          total += g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads).knobs);
+          total +=
+              g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads, g->layout).knobs);
       if (total < best) {
         best = total;
         model = candidate;
@@ -155,7 +156,7 @@ void ConfigPredictor::choose_policy(ShapeGroup& g) const {
   const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours);
   std::vector<double> below;
   for (std::size_t i = 0; i < g.shapes.size(); ++i)
-    below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads).knobs));
+    below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads, g.layout).knobs));
   std::vector<std::size_t> all(g.shapes.size()), regime[2];
   std::iota(all.begin(), all.end(), std::size_t(0));
   for (std::size_t i : all) regime[regime_of(g.shapes[i]) == ShapeRegime::thin].push_back(i);

@@ -13,7 +13,7 @@ namespace {
 
 // The model's time for one call: its best K_layers (the engine clamps the others).
 double model_seconds(const AnalyticalModel& model, const RecordKey& key) {
-  const ModelPrediction p = model.predict(key.shape(), key.dtype, key.threads);
+  const ModelPrediction p = model.predict(key.shape(), key.dtype, key.threads, key.layout);
   double best = std::numeric_limits<double>::infinity();
   for (const double s : p.seconds)
     if (std::isfinite(s)) best = std::min(best, s);

@@ -36,6 +36,19 @@ void check_prediction_request(const GemmShape& shape, int threads);
 // shapes fit it: demand misses of one core, about half of a prefetched sweep.
 inline constexpr double kRereadRate = 0.5;
 
+// The share of the time its compulsory traffic takes (the panels' first
+// touch, C once) that a thread adds to its FLOPs rather than hides behind
+// them, where the kernels read the caller's operands themselves: the blocked
+// entry. The kernels do not prefetch, so each first touch of a cold panel is a
+// demand miss; where M x N is small and K long (few tiles, each panel used
+// little) that costs what a configuration makes a thread read, and fewer
+// bytes per thread (more K layers) win. The row- and column-major entries copy
+// the operands into the engine's layout first, in a sweep the prefetchers
+// cover, and their kernels read the copies from cache: there the roofline
+// (the larger of the two) holds. Chosen on range hold-outs (docs/predictor.md):
+// shapes inside the tuned box cannot tell the stall from the L2 fraction.
+inline constexpr double kMemoryStall = 0.5;
+
 // A plausible core of today (AVX-512 fp32, DDR5 bandwidth), for estimates
 // where this machine was never calibrated (ranking a shape record, online
 // tuning's candidates): it sets the ratio of compute to memory time that
@@ -55,22 +68,25 @@ class AnalyticalModel {
   // `calibration.beta_gbytes_per_s` is the bandwidth all threads reach
   // together (the GEMM's threads share it); gamma is per core, fp32.
   AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = kPanelL2Fraction,
-                  double reread_rate = kRereadRate);
+                  double reread_rate = kRereadRate, double memory_stall = kMemoryStall);
 
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;
 
   double l2_fraction() const { return l2_fraction_; }
   double reread_rate() const { return reread_rate_; }
+  double memory_stall() const { return memory_stall_; }
   AnalyticalModel with_l2_fraction(double fraction) const {
-    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_);
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_, memory_stall_);
   }
   AnalyticalModel with_fit(double fraction, double reread_rate) const {
-    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate);
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate, memory_stall_);
   }
 
+  // For a call through `layout`'s entry (the stall counts in the blocked one only).
   // Throws sfc::Error for non-positive sizes or threads, or when !calibrated().
-  ModelPrediction predict(const GemmShape& shape, DType dtype, int threads) const;
+  ModelPrediction predict(const GemmShape& shape, DType dtype, int threads,
+                          Layout layout = Layout::blocked) const;
 
   // The L2 rule alone (needs only the L2 size; 1 when it is unknown): the
   // smallest k_block_factor whose per-thread A and B panels of one round fit.
@@ -81,6 +97,7 @@ class AnalyticalModel {
   std::size_t l2_bytes_;
   double l2_fraction_;
   double reread_rate_;
+  double memory_stall_;
 };
 
 }  // namespace sfc

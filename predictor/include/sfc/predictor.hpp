@@ -154,9 +154,9 @@ class ConfigPredictor {
   // The calibrated model that serves `threads`: its own, or else the
   // best-matching one of the nearest thread count; null when none is calibrated.
   const ThreadModel* model(int threads) const;
-  Answer fallback(const GemmShape& shape, DType dtype, int threads) const;  // model or default
+  Answer fallback(const GemmShape& shape, DType dtype, int threads, Layout layout) const;  // model or default
   static Answer below_neighbours(const AnalyticalModel& model, const GemmShape& shape, DType dtype,
-                                 int threads);  // the model's answer, or the default's
+                                 int threads, Layout layout);  // the model's answer, or the default's
   void fit_l2_fraction(int threads, AnalyticalModel& model) const;
   void choose_policy(ShapeGroup& group) const;
 
