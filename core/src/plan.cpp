@@ -63,23 +63,51 @@ bool dispatch_simd(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing
   });
 }
 
+// LIBXSMM's plain kernels, called block by block (BlockByBlock), for blocks of
+// `b` addressed as `at`.
+template <class Kernel, class Function, class Scalar>
+bool dispatch_by_block(TileKernels<Kernel>& k,
+                       Function (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
+                                        const libxsmm_blasint*, const libxsmm_blasint*,
+                                        const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
+                                        const int*),
+                       const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
+                       libxsmm_blasint ldc) {
+  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
+  const int flags = 0;
+  return dispatch(k, b, at, [&](libxsmm_blasint m, libxsmm_blasint n, bool accumulate) {
+    Kernel kernel;
+    kernel.by_block = {
+        .first = accumulate ? nullptr : make(m, n, b.bk, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr),
+        .rest = make(m, n, b.bk, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr),
+        .stride_a = at.a_k_block,
+        .stride_b = at.b_k_block};
+    if (!accumulate && !kernel.by_block.first) kernel.by_block.rest = nullptr;  // none: not a kernel
+    return kernel;
+  });
+}
+
 // Builds the kernels of `map` for the plan's dtype; false if there are none.
 // A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
 // it on one lane. `narrow`: the map reads a plain A in place, one column of
-// tiles no wider than narrow_columns(), and takes the narrow kernel. `k_tail`:
+// tiles no wider than narrow_columns(), and takes the narrow kernel.
+// `by_block`: LIBXSMM's plain kernels, one K block per call (fp32 and fp64;
+// see Impl::all_in_place_map). `k_tail`:
 // the map reads an operand in place along K, and K has a shorter last block
 // (Impl::k_tail), whose kernels are built too.
 bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint lda, libxsmm_blasint ldb,
-                      libxsmm_blasint ldc, bool narrow = false, bool k_tail = false) {
+                      libxsmm_blasint ldc, bool narrow = false, bool k_tail = false, bool by_block = false) {
   // Streaming kernels only where the loop can use them: a map with a shorter
   // last K block never streams (run_sfc_ca), nor do its tail kernels.
   const auto fill = [&](auto& kernels, const BlockSizes& b, bool streaming) -> bool {
     using Kernel = std::remove_cvref_t<decltype(kernels[0][0].first)>;
     if (lda == 1 || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, lda != 1);
     if constexpr (std::is_same_v<Kernel, F32Kernel>) {
+      if (by_block) return dispatch_by_block(kernels, libxsmm_smmdispatch, b, map.at, lda, ldb, ldc);
       return dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
                               input_size(p.dtype), 0, streaming);
     } else if constexpr (std::is_same_v<Kernel, F64Kernel>) {
+      if (by_block) return dispatch_by_block(kernels, libxsmm_dmmdispatch, b, map.at, lda, ldb, ldc);
       return dispatch_libxsmm(kernels, libxsmm_dmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
                               input_size(p.dtype), 0, streaming);
     } else {
@@ -365,8 +393,9 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
         p.all_in_place_map.at = p.b_in_place_map.at;
         p.all_in_place_map.at.a_row_block = bm;
         p.all_in_place_map.at.a_k_block = bk * s.m;
+        const bool bf16 = p.dtype == DType::bf16;
         dispatch_kernels(p, p.all_in_place_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k),
-                         libxsmm_blasint(s.m), /*narrow=*/p.dtype == DType::bf16, /*k_tail=*/true);
+                         libxsmm_blasint(s.m), /*narrow=*/bf16, /*k_tail=*/true, /*by_block=*/!bf16);
       }
     }
   }

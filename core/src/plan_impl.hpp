@@ -34,27 +34,45 @@ struct KernelPair {
   Kernel first{}, rest{}, streaming{};
 };
 
+// LIBXSMM's plain kernels standing in for a batch-reduce one, one K block per
+// call: `first` (beta = 0; null in a pair's `rest`) on the first block,
+// `rest` (beta = 1) on the others, the blocks stride_a (stride_b) elements
+// apart. For a loop A read in place (OperandMap all_in_place_map): see there.
+template <class Plain>
+struct BlockByBlock {
+  Plain first = nullptr, rest = nullptr;
+  std::int64_t stride_a = 0, stride_b = 0;
+};
+
 // A batch-reduce kernel of one element type: LIBXSMM's, one of core's own
-// for the tile shapes LIBXSMM runs badly (simd_kernel.hpp), or for bf16 the
-// AMX kernel where the CPU has tiles (amx_brgemm.hpp). Called as LIBXSMM's are.
-template <class In, class Out, class Xsmm>
+// for the tile shapes LIBXSMM runs badly (simd_kernel.hpp), LIBXSMM's plain
+// kernels block by block, or for bf16 the AMX kernel where the CPU has tiles
+// (amx_brgemm.hpp). Called as LIBXSMM's are.
+template <class In, class Out, class Xsmm, class Plain>
 struct BatchKernel {
   Xsmm xsmm = nullptr;
   SimdKernel<In, Out> simd{};
+  BlockByBlock<Plain> by_block{};
   std::shared_ptr<const AmxBrgemm> amx{};  // bf16 only; shared by the edge pairs that reuse the full tile's
-  explicit operator bool() const { return xsmm || simd || amx; }
+  explicit operator bool() const { return xsmm || simd || by_block.rest || amx; }
   void operator()(const In* a, const In* b, Out* c, const unsigned long long* count) const {
-    if (xsmm)
+    if (xsmm) {
       xsmm(a, b, c, count);
-    else if (simd)
+    } else if (simd) {
       simd(a, b, c, count);
-    else if constexpr (std::is_same_v<In, libxsmm_bfloat16>)
+    } else if (by_block.rest) {
+      for (unsigned long long i = 0; i < *count; ++i)
+        (i == 0 && by_block.first ? by_block.first : by_block.rest)(
+            a + std::int64_t(i) * by_block.stride_a, b + std::int64_t(i) * by_block.stride_b, c);
+    } else if constexpr (std::is_same_v<In, libxsmm_bfloat16>) {
       (*amx)(a, b, c, *count);
+    }
   }
 };
-using F32Kernel = BatchKernel<float, float, libxsmm_smmfunction_reducebatch_strd>;
-using F64Kernel = BatchKernel<double, double, libxsmm_dmmfunction_reducebatch_strd>;
-using Bf16Kernel = BatchKernel<libxsmm_bfloat16, float, libxsmm_bsmmfunction_reducebatch_strd>;
+using F32Kernel = BatchKernel<float, float, libxsmm_smmfunction_reducebatch_strd, libxsmm_smmfunction>;
+using F64Kernel = BatchKernel<double, double, libxsmm_dmmfunction_reducebatch_strd, libxsmm_dmmfunction>;
+using Bf16Kernel =
+    BatchKernel<libxsmm_bfloat16, float, libxsmm_bsmmfunction_reducebatch_strd, libxsmm_bsmmfunction>;
 
 // Where the loop finds its operands, in elements: block (im, kb) of A at
 // im * a_row_block + kb * a_k_block, block (in, kb) of B at in * b_col_block +
@@ -186,6 +204,20 @@ struct GemmPlan::Impl {
   // 11.1 -> 20.4, 2x4096x4096 17.2 -> 37.5, 8x4096x4096 65.4 -> 118.5,
   // 16x4096x4096 93.1 -> 171.2, 32x2048x2048 124.2 -> 176.0, 64x8192x1024
   // 174.5 -> 207.5; bf16 1x4096x4096 9.9 -> 18.2, 8x4096x4096 71.6 -> 85.8.
+  // fp32 and fp64 run LIBXSMM's plain kernels there, one K block per call
+  // (BlockByBlock), not its batch-reduce kernel: read in place, each K block
+  // of A is bk columns a leading dimension apart, and the batch-reduce kernel
+  // ran them at 0.75-0.8x the plain one, which re-reads and re-writes the
+  // tile of C per block instead (the batch kernel's C stays in registers).
+  // Measured (2 threads, fastest of cold runs, GFLOP/s, batch -> by block;
+  // oneDNN beside it 250-370): row-major 61x4093x4091 198-208 -> 239-277,
+  // 32x2048x2048 187-235 -> 241-264, 64x8192x1024 209-230 -> 220-241,
+  // 8x4096x4096 123 -> 135; column-major 4093x61x4091 217 -> 302, 2048x32x2048
+  // 195 -> 273, 8192x64x1024 221 -> 279; fp64 level (64x4096x4096 102-104 ->
+  // 100-105). A prototype outside the engine (4096x64x4096, tiles of 64-1024
+  // rows) put the two kernels at 226-261 and 267-310, A packed contiguous
+  // beforehand (not timed) at 296-347, and software prefetches of the next
+  // blocks, issued before each call, below both (155-241).
   OperandMap all_in_place_map;
   // LIBXSMM's transpose kernels for whole blocks packed from a matrix stored
   // the other way round (the loop's A stored row-major: bk x bm in, bm x bk
