@@ -213,8 +213,12 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
         check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         // Tall, ragged panels: 2501 rows in blocks of 512 (whole vectors; the last 453), 2 blocks a panel.
+        // Tight, they are read in place by LIBXSMM's plain kernels a K block at a time (Impl::kByBlockRows),
+        // with K divided (300) or ending on a shorter block (1001).
         check_case({{2501, 7, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        check_case({{2501, 7, 1001}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{7, 2501, 1001}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         // One row of tiles with a ragged K: the loop's B panel by panel; one tile: both.
         check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);

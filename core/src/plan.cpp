@@ -394,8 +394,9 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
         p.all_in_place_map.at.a_row_block = bm;
         p.all_in_place_map.at.a_k_block = bk * s.m;
         const bool bf16 = p.dtype == DType::bf16;
+        const bool by_block = !bf16 && bm >= Impl::kByBlockRows;
         dispatch_kernels(p, p.all_in_place_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k),
-                         libxsmm_blasint(s.m), /*narrow=*/bf16, /*k_tail=*/true, /*by_block=*/!bf16);
+                         libxsmm_blasint(s.m), /*narrow=*/bf16, /*k_tail=*/true, by_block);
       }
     }
   }

@@ -204,20 +204,26 @@ struct GemmPlan::Impl {
   // 11.1 -> 20.4, 2x4096x4096 17.2 -> 37.5, 8x4096x4096 65.4 -> 118.5,
   // 16x4096x4096 93.1 -> 171.2, 32x2048x2048 124.2 -> 176.0, 64x8192x1024
   // 174.5 -> 207.5; bf16 1x4096x4096 9.9 -> 18.2, 8x4096x4096 71.6 -> 85.8.
-  // fp32 and fp64 run LIBXSMM's plain kernels there, one K block per call
+  // fp32 and fp64 tiles of kByBlockRows rows or more (tall tiles: a wide
+  // caller's N) run LIBXSMM's plain kernels there, one K block per call
   // (BlockByBlock), not its batch-reduce kernel: read in place, each K block
-  // of A is bk columns a leading dimension apart, and the batch-reduce kernel
-  // ran them at 0.75-0.8x the plain one, which re-reads and re-writes the
-  // tile of C per block instead (the batch kernel's C stays in registers).
-  // Measured (2 threads, fastest of cold runs, GFLOP/s, batch -> by block;
-  // oneDNN beside it 250-370): row-major 61x4093x4091 198-208 -> 239-277,
-  // 32x2048x2048 187-235 -> 241-264, 64x8192x1024 209-230 -> 220-241,
-  // 8x4096x4096 123 -> 135; column-major 4093x61x4091 217 -> 302, 2048x32x2048
-  // 195 -> 273, 8192x64x1024 221 -> 279; fp64 level (64x4096x4096 102-104 ->
-  // 100-105). A prototype outside the engine (4096x64x4096, tiles of 64-1024
-  // rows) put the two kernels at 226-261 and 267-310, A packed contiguous
-  // beforehand (not timed) at 296-347, and software prefetches of the next
-  // blocks, issued before each call, below both (155-241).
+  // of A is bk columns a leading dimension apart, and on tall tiles the
+  // batch-reduce kernel ran them at 0.75-0.9x the plain one, which re-reads
+  // and re-writes the tile of C per block (the batch kernel keeps it in
+  // registers). On tiles of 256 rows or fewer the plain kernels lost
+  // (0.82-0.97x; 64x160x4064 row-major 0.67x), so those keep the batch.
+  // Measured (row-major, 2 threads, mean of 20 cold runs, GFLOP/s, batch ->
+  // by block, the binaries one after the other): M x N x K for M in {8, 32,
+  // 64}, K in {1024, 4096}: N = 2048 (tiles of 512 rows) 0.93-1.11x, N = 4096
+  // and 8192 (1024 rows) 1.03-1.57x, N <= 1024 0.82-1.08x; in `bench` beside
+  // oneDNN (fastest of cold runs) 61x4093x4091 198-208 -> 239-277,
+  // 32x2048x2048 187-235 -> 241-264, column-major 4093x61x4091 217 -> 302,
+  // 2048x32x2048 195 -> 273, 8192x64x1024 221 -> 279; fp64 level
+  // (64x4096x4096 102-104 -> 100-105). A prototype outside the engine
+  // (4096x64x4096) put A packed contiguous beforehand (not timed) ahead of
+  // both, and software prefetches of the next blocks, issued before each
+  // call, behind both.
+  static constexpr int kByBlockRows = 512;
   OperandMap all_in_place_map;
   // LIBXSMM's transpose kernels for whole blocks packed from a matrix stored
   // the other way round (the loop's A stored row-major: bk x bm in, bm x bk
