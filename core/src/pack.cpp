@@ -10,9 +10,12 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "plan_impl.hpp"
 
@@ -64,6 +67,53 @@ void copy_scaled(const T* src, std::int64_t count, T* dst, T scale) {
     for (std::int64_t i = 0; i < count; ++i) dst[i] = scale * src[i];
 }
 
+// VNNI pairs of two columns of K: out[2 i] = x0[i], out[2 i + 1] = x1[i] for
+// i < rows. The portable build's compiler interleaves 8 elements per step at
+// best (SSE2), which left bf16's packing at about 10 GB/s; with AVX512-BW
+// two permutes interleave 32 at a time. Measured on bf16 row-major calls,
+// whose B is copied so (2 threads, mean of 2000 runs, us, the binaries one
+// after the other, twice): 256x256x256 74.6, 74.0 -> 69.0, 70.0; 256x512x256
+// 129.7, 152.9 -> 120.3, 135.7; 512x512x512 424.7, 504.1 -> 398.1, 444.6.
+using Pairs = void (*)(const std::uint16_t* x0, const std::uint16_t* x1, int rows, std::uint16_t* out);
+
+[[gnu::always_inline]] inline void pairs_tail(const std::uint16_t* x0, const std::uint16_t* x1, int from,
+                                              int rows, std::uint16_t* out) {
+  for (int i = from; i < rows; ++i) {
+    out[2 * i] = x0[i];
+    out[2 * i + 1] = x1[i];
+  }
+}
+
+void pairs_plain(const std::uint16_t* x0, const std::uint16_t* x1, int rows, std::uint16_t* out) {
+  pairs_tail(x0, x1, 0, rows, out);
+}
+
+template <std::size_t... I>
+[[gnu::target("avx512f,avx512bw"), gnu::always_inline]] inline void pairs_of_32(const std::uint16_t* x0,
+                                                                                const std::uint16_t* x1,
+                                                                                std::uint16_t* out,
+                                                                                std::index_sequence<I...>) {
+  using V [[gnu::vector_size(64)]] = std::uint16_t;  // 32 lanes
+  V a, b;
+  std::memcpy(&a, x0, sizeof a);
+  std::memcpy(&b, x1, sizeof b);
+  const V lo = __builtin_shufflevector(a, b, (I % 2 ? 32 + I / 2 : I / 2)...);
+  const V hi = __builtin_shufflevector(a, b, (I % 2 ? 48 + I / 2 : 16 + I / 2)...);
+  std::memcpy(out, &lo, sizeof lo);
+  std::memcpy(out + 32, &hi, sizeof hi);
+}
+
+[[gnu::target("avx512f,avx512bw")]] void pairs_avx512(const std::uint16_t* x0, const std::uint16_t* x1,
+                                                      int rows, std::uint16_t* out) {
+  int i = 0;
+  for (; i + 32 <= rows; i += 32) pairs_of_32(x0 + i, x1 + i, out + 2 * i, std::make_index_sequence<32>{});
+  pairs_tail(x0, x1, i, rows, out);
+}
+
+Pairs pairs_here() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? pairs_avx512 : pairs_plain;
+}
+
 // A block (im, kb): element (i, kk) at kk*bm + i, times `scale` (the caller
 // folds alpha into A); bf16 in VNNI pairs, unscaled.
 template <class T>
@@ -83,11 +133,8 @@ void pack_a_block(const GemmPlan::Impl& p, Plain<T> src, std::int64_t im, std::i
         const T* x0 = src.data + (c0 + kk) * src.ld + r0;
         T* out = blk + std::int64_t(kk) * bm;
         if (kk + 1 < cols) {
-          const T* x1 = x0 + src.ld;
-          for (int i = 0; i < rows; ++i) {
-            out[2 * i] = x0[i];
-            out[2 * i + 1] = x1[i];
-          }
+          static const Pairs pairs = pairs_here();
+          pairs(x0, x0 + src.ld, rows, out);
         } else {  // an odd last K: its partner stays zero (the fill above)
           for (int i = 0; i < rows; ++i) out[2 * i] = x0[i];
         }
