@@ -75,7 +75,6 @@ class AnalyticalModel {
 
   double l2_fraction() const { return l2_fraction_; }
   double reread_rate() const { return reread_rate_; }
-  double memory_stall() const { return memory_stall_; }
   AnalyticalModel with_l2_fraction(double fraction) const {
     return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_, memory_stall_);
   }
