@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "plan_impl.hpp"
+#include "simd.hpp"
 
 namespace sfc {
 namespace {
@@ -110,9 +111,7 @@ template <std::size_t... I>
   pairs_tail(x0, x1, i, rows, out);
 }
 
-Pairs pairs_here() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? pairs_avx512 : pairs_plain;
-}
+Pairs pairs_here() { return simd::has_avx512() ? pairs_avx512 : pairs_plain; }
 
 // A block (im, kb): element (i, kk) at kk*bm + i, times `scale` (the caller
 // folds alpha into A); bf16 in VNNI pairs, unscaled.

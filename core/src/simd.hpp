@@ -69,6 +69,12 @@ void on_baseline(const SimdKernel<In, Out>& k, const In* a, const In* b, Out* c,
   body(k, a, b, c, count);
 }
 
+// Whether this CPU runs the AVX-512 bodies (on_avx512: F, BW and VL).
+inline bool has_avx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
+
 // Whether this CPU multiplies bf16 pairs (VDPBF16PS, AVX512-BF16): the
 // single-row and narrow kernels then take their bodies on pairs of K.
 inline bool has_bf16_pairs() { return __builtin_cpu_supports("avx512bf16"); }
@@ -77,9 +83,7 @@ inline bool has_bf16_pairs() { return __builtin_cpu_supports("avx512bf16"); }
 template <class In, class Out, Body<In, Out> body>
 Body<In, Out> widest() {
   // (__builtin_cpu_init is not needed: the runtime's constructor ran before any plan is built.)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl"))
-    return on_avx512<In, Out, body>;
+  if (has_avx512()) return on_avx512<In, Out, body>;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return on_avx2<In, Out, body>;
   return on_baseline<In, Out, body>;
 }
