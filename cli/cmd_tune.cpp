@@ -311,8 +311,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--k-block-factors", a->k_block_factors, "k_block_factor values to search")
       ->capture_default_str();
   CLI::Option* prune = cmd->add_flag("--prune", a->prune,
-                                     "Screen every configuration with one run, then time "
-                                     "fully only those within --prune-margin of the best screen");
+                                     "Screen every configuration briefly (2 to 5 runs), then "
+                                     "time fully only those within --prune-margin of the best screen");
   cmd->add_option("--prune-margin", a->prune_margin,
                   "Fraction above the best screen that still gets timed fully")
       ->check(CLI::Range(0.0, 100.0))

@@ -119,7 +119,13 @@ TEST_CASE("tuner: pruning screens everything and fully times only the close ones
   const sfc::Tuner tuner(tiny_options(0.0));  // margin 0: only the best screen survives
   const sfc::ShapeTuning t = tuner.tune(kShape, sfc::ConfigSet::all());
   int screens = 0, full = 0;
-  for (const sfc::Measurement& m : t.measurements) (m.screening ? screens : full) += 1;
+  for (const sfc::Measurement& m : t.measurements) {
+    (m.screening ? screens : full) += 1;
+    // A short shape's screen is the fastest of several runs (one run is
+    // often twice too slow), at most 5, even with reps = 1 for the full ones.
+    if (m.screening) CHECK(m.reps >= 2);
+    CHECK(m.reps <= 5);
+  }
   CHECK(screens == 64);
   CHECK(full >= 1);  // the best one (and any that clamp to the same plan)
   CHECK(full < 64);
@@ -237,6 +243,19 @@ TEST_CASE("timing: rounds run every runner once per round, each within its own b
   CHECK(u[0].reps >= 1);
   CHECK(u[0].reps <= 2);
   CHECK(u[1].reps == 5);
+  // ... unless it has not made its min_reps runs: a budget spent by one run
+  // (a slow one, say) still gets the second, and no more.
+  int slow_runs = 0;
+  const std::function<void(int)> one_slow[] = {[&](int) {
+    ++slow_runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }};
+  const std::vector<sfc::Timing> s = sfc::time_rounds(0, 5, 1, 0, one_slow, 1e-9, nullptr, nullptr, 2);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].reps == 2);
+  CHECK(slow_runs == 2);
+  CHECK_THROWS_AS(sfc::time_rounds(0, 5, 1, 0, one_slow, 0, nullptr, nullptr, 6), sfc::Error);
+  CHECK_THROWS_AS(sfc::time_rounds(0, 5, 1, 0, one_slow, 0, nullptr, nullptr, 0), sfc::Error);
 
   // The stop flag is read before every run: nothing comes back once it is set.
   std::atomic<bool> stop{false};

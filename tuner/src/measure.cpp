@@ -79,8 +79,11 @@ Timing statistics(const std::vector<double>& seconds) {
 
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners, double budget_seconds,
-                                const std::atomic<bool>* stop, int* next_set) {
+                                const std::atomic<bool>* stop, int* next_set, int min_reps) {
   if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
+  if (min_reps < 1 || min_reps > reps)
+    throw Error("the runs made whatever the budget must be in 1.." + std::to_string(reps) + ", got " +
+                std::to_string(min_reps));
   if (sets < 1) throw Error("input sets must be >= 1, got " + std::to_string(sets));
   const std::size_t n = runners.size();
   const bool budgeted = budget_seconds > 0;
@@ -109,7 +112,8 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
   for (bool busy = true; busy;) {  // one timed round
     busy = false;
     for (std::size_t i = 0; i < n; ++i) {
-      if (int(seconds[i].size()) >= reps || over_budget(spent[i])) continue;
+      const int done = int(seconds[i].size());
+      if (done >= reps || (done >= min_reps && over_budget(spent[i]))) continue;
       if (stopped()) return {};
       seconds[i].push_back(run(i));
       spent[i] += seconds[i].back();
@@ -206,7 +210,7 @@ Timing ColdOperands::time(GemmPlan& plan, int warmup, int reps, double budget_se
 }
 
 std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int warmup, int reps,
-                                       double budget_seconds, const std::atomic<bool>* stop) {
+                                       double budget_seconds, const std::atomic<bool>* stop, int min_reps) {
   std::vector<std::function<void(int)>> runners;
   runners.reserve(plans.size());
   for (GemmPlan* plan : plans)
@@ -217,7 +221,7 @@ std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int war
         plan->gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_, call_.beta,
                    c(set), ldc_);
     });
-  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_);
+  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_, min_reps);
 }
 
 }  // namespace sfc

@@ -12,8 +12,17 @@
 namespace sfc {
 namespace {
 
-// The screening of a pruned search: one warm-up, one timed run.
-constexpr int kScreenWarmup = 1, kScreenReps = 1;
+// The screening of a pruned search: one warm-up, then two timed runs, more
+// (up to kScreenReps) while they took less than kScreenSeconds; a
+// configuration's screen is the fastest. One run was too few: a run that a
+// timer tick or another process lands on reads 1.5-4x slow on a short shape
+// (on the 2-core Zen 5, (1,1) of 160x160x128 screened at 76 us against 38 us
+// a run later, 128x2848x640 row-major at 6.1 ms against 1.4 ms), and a screen
+// that far off prunes the winner for good: in the shipped Zen 5 tables 7-27
+// winners per entry had been pruned so. Two runs, because the slow one can
+// take the whole 5 ms alone.
+constexpr int kScreenWarmup = 1, kScreenMinReps = 2, kScreenReps = 5;
+constexpr double kScreenSeconds = 0.005;
 
 // What the stored and new measurements say about each configuration.
 struct Knowledge {
@@ -105,6 +114,8 @@ class ShapeSearch {
   // `stop` ended it (what was recorded before stays).
   bool pass(const std::vector<Knobs>& configs, int warmup, int reps, bool screening,
             const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) {
+    const double budget = screening ? kScreenSeconds : budget_seconds_;
+    const int min_reps = screening ? kScreenMinReps : 1;
     std::map<Knobs, Timing> timings;  // by effective configuration
     TuneStep step{.screening = screening, .done = 0, .total = static_cast<int>(configs.size())};
     for (std::size_t begin = 0; begin < configs.size();) {
@@ -115,7 +126,7 @@ class ShapeSearch {
         // One set of cold operands serves every configuration of the shape.
         if (!operands_)
           operands_ = std::make_unique<ColdOperands>(*plans.front(), base_.layout, operand_runs_);
-        const std::vector<Timing> t = operands_->time(plans, warmup, reps, budget_seconds_, stop);
+        const std::vector<Timing> t = operands_->time(plans, warmup, reps, budget, stop, min_reps);
         if (t.empty()) return false;
         for (std::size_t i = 0; i < plans.size(); ++i)
           timings.emplace(Knobs{plans[i]->k_layers(), plans[i]->k_block_factor()}, t[i]);

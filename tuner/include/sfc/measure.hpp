@@ -52,6 +52,9 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
 // In rounds a spell falls on every runner alike. `set` rotates over
 // 0..sets-1 across all runners, and the caches are flushed before the first
 // timed round and whenever the rotation starts again, when `flush_bytes` > 0.
+// `min_reps` (<= reps) timed runs are made whatever the budget: one slow run
+// (a timer tick, another process) can take a short configuration's whole
+// budget, and the one run left would read it slow.
 // Returns one Timing per runner, or nothing when `stop` was set (checked
 // before every run). `next_set`, when given, is where the rotation starts and
 // is left where the next call should start: calls that share input sets
@@ -60,7 +63,7 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners,
                                 double budget_seconds = 0, const std::atomic<bool>* stop = nullptr,
-                                int* next_set = nullptr);
+                                int* next_set = nullptr, int min_reps = 1);
 
 // Bytes that must be streamed to evict the caches: 2 x L3, clamped to
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
@@ -99,7 +102,7 @@ class ColdOperands {
   // Times the plans of one shape in rounds (see time_rounds); empty when
   // `stop` ended it.
   std::vector<Timing> time(std::span<GemmPlan* const> plans, int warmup, int reps, double budget_seconds = 0,
-                           const std::atomic<bool>* stop = nullptr);
+                           const std::atomic<bool>* stop = nullptr, int min_reps = 1);
 
   int sets() const { return sets_; }
   const void* a(int set) const;
