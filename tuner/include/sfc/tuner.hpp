@@ -20,9 +20,9 @@
 //
 // Pruning (prune_margin >= 0) first screens every configuration with one
 // warm-up and a few timed runs (two, up to five while they took under 20 ms),
-// then times fully only those whose screening time (the
-// fastest run) is within (1 + prune_margin) of the best screening time; the
-// others keep their screening measurement (marked as such) and cannot win.
+// then times fully only those whose screening time (the fastest run) is
+// within (1 + prune_margin) of the best screening time; the others keep their
+// screening measurement (marked as such) and cannot win.
 #pragma once
 #include <atomic>
 #include <functional>
