@@ -306,14 +306,27 @@ TEST_CASE("knobs beyond the K blocks available are clamped and reported") {
   CHECK(five.k_block_factor() == 1);
 }
 
-TEST_CASE("block-size rule: equal blocks, padding below one element per block") {
-  for (std::int64_t d : {1, 7, 63, 64, 65, 100, 1000, 2048, 4097}) {
-    const BlockSizes b = choose_blocks({d, d, d}, DType::f32, 2);
-    for (int size : {b.bm, b.bn, b.bk}) {
-      const std::int64_t blocks = (d + size - 1) / size;
-      CHECK(size <= std::max<std::int64_t>(d, 1));
-      CHECK(blocks * size - d < blocks);  // padding < one element per block
-      CHECK(size <= 64);
+TEST_CASE("block-size rule: equal blocks, padding below one element per block, bm in whole vectors") {
+  for (std::int64_t d : {1, 7, 63, 64, 65, 100, 1000, 2000, 2048, 4097}) {
+    for (DType dtype : {DType::f32, DType::f64}) {
+      const BlockSizes b = choose_blocks({d, d, d}, dtype, 2);
+      const int vector = dtype == DType::f32 ? 16 : 8;
+      for (int size : {b.bn, b.bk}) {
+        const std::int64_t blocks = (d + size - 1) / size;
+        CHECK(size <= std::max<std::int64_t>(d, 1));
+        CHECK(blocks * size - d < blocks);  // padding < one element per block
+        CHECK(size <= 64);
+      }
+      // bm: one block of exactly M, or whole vectors and as many blocks as
+      // equal blocks would take (padding < one vector per block).
+      const std::int64_t target = dtype == DType::f32 ? 64 : 32, blocks = (d + target - 1) / target;
+      if (d <= target) {
+        CHECK(b.bm == d);
+      } else {
+        CHECK(b.bm % vector == 0);
+        CHECK((d + b.bm - 1) / b.bm == blocks);
+        CHECK(blocks * b.bm - d < blocks * vector);
+      }
     }
   }
   CHECK(choose_blocks({1, 1, 1}, DType::f32, 2).bm == 1);
@@ -331,8 +344,9 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block") 
   const BlockSizes divided = choose_blocks({6000, 600, 1100}, DType::f32, 2, row);
   CHECK(divided.bm == 48);
   CHECK(divided.bn == 60);
-  CHECK(choose_blocks({2000, 3000, 700}, DType::f32, 2, row).bm == 63);      // no multiple of 16 divides 2000
-  CHECK(choose_blocks({2000, 3000, 700}, DType::f64, 2, row).bm == 16);      // 8 doubles a vector
+  CHECK(choose_blocks({2000, 3000, 700}, DType::f32, 2, row).bm == 64);  // no multiple of 16 divides 2000
+  CHECK(choose_blocks({600, 6000, 1100}, DType::f32, 2, row).bm == 64);  // 60 divides 600: not whole vectors
+  CHECK(choose_blocks({2000, 3000, 700}, DType::f64, 2, row).bm == 16);  // 8 doubles a vector
   CHECK(choose_blocks({6000, 600, 1100}, DType::f32, 2, blocked).bm == 64);  // 94 blocks: 6016
   // Thin M against a B read in place (plain operands): blocks of 8 columns;
   // not from four vectors of M up, nor in the blocked layout.
