@@ -238,9 +238,10 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::fprintf(out,
                "(the policy's nearest tier: %s rule within log2 distance %g, for thin shapes %s within %g;"
-               " L2 fraction %g, re-read rate %g)\n",
+               " L2 fraction %g, re-read rate %g%s)\n",
                policy.rule.c_str(), policy.max_distance, policy.thin_rule.c_str(), policy.thin_max_distance,
-               policy.l2_fraction, policy.reread_rate);
+               policy.l2_fraction, policy.reread_rate,
+               o.predictor.l2_fraction ? "" : " within the tuned shapes' sizes, the paper's beyond");
   std::fprintf(out, "%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -430,9 +431,11 @@ void add_predict_commands(CLI::App& app) {
                  "log2 distance within which the policy takes a neighbour's answer (default: "
                  "chosen from the tuned shapes, leaving each out in turn)")
       ->check(CLI::NonNegativeNumber);
-  ev->add_option("--l2-fraction", e->predictor.l2_fraction,
-                 "Fraction of L2 one round's A and B panels may fill, for the model and default "
-                 "(default: fitted to the tuned shapes; the paper's 0.5 without them)")
+  ev->add_option(
+        "--l2-fraction", e->predictor.l2_fraction,
+        "Fraction of L2 one round's A and B panels may fill, for the model and default "
+        "(default: fitted to the tuned shapes, for shapes within their sizes; the paper's 0.5 beyond "
+        "them or without them)")
       ->check(CLI::PositiveNumber);
   ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
       ->check(CLI::Range(1, 32))

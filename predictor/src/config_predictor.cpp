@@ -162,7 +162,7 @@ Answer ConfigPredictor::fallback(const GemmShape& shape, DType dtype, int thread
     for (const ThreadModel& own : models_)
       if (own.threads == threads) m = &own;
   }
-  Answer a = below_neighbours(m->model, shape, dtype, threads, layout);
+  Answer a = below_neighbours(m->for_shape(shape), shape, dtype, threads, layout);
   a.platform = m->match;
   return a;
 }
@@ -187,7 +187,7 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
   if (predictor == Predictor::model) {
     const ThreadModel* m = model(threads);
     if (!m) throw Error("no calibration: run `sfc-tune calibrate` on this platform");
-    return m->model.predict(shape, dtype, threads, layout).knobs;
+    return m->for_shape(shape).predict(shape, dtype, threads, layout).knobs;
   }
   const GroupFor found = group(dtype, threads, layout);
   const ShapeGroup* g = found.shapes;

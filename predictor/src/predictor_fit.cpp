@@ -67,7 +67,7 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   for (auto& g : groups_)
     g->tree = std::make_unique<ShapeGroup::Tree>(3, *g, nanoflann::KDTreeSingleIndexAdaptorParams(10));
   if (!options_.l2_fraction)
-    for (ThreadModel& m : models_) fit_l2_fraction(m.threads, m.model);
+    for (ThreadModel& m : models_) fit_l2_fraction(m);
   for (auto& g : groups_) choose_policy(*g);
 }
 
@@ -77,18 +77,22 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
 // default's without calibration) have the lowest total regret on them. The
 // paper's 0.5 and kRereadRate come first, so they stay on ties. A large
 // fraction says that missing L2 costs little (a large, fast L3); a low rate
-// that re-reading A and B from beyond L2 stalls the kernel.
-void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const {
+// that re-reading A and B from beyond L2 stalls the kernel. The pair is only
+// as good as the shapes it was fitted on: it answers within their box, and
+// the paper's numbers beyond it (ThreadModel::for_shape).
+void ConfigPredictor::fit_l2_fraction(ThreadModel& m) const {
   std::vector<const ShapeGroup*> tuned;
   std::size_t count = 0;
+  std::int64_t mn = 0, k = 0;
   for (const auto& g : groups_)
-    if (g->threads == threads) {
+    if (g->threads == m.threads) {
       tuned.push_back(g.get());
       count += g->shapes.size();
+      for (const GemmShape& s : g->shapes) mn = std::max({mn, s.m, s.n}), k = std::max(k, s.k);
     }
   if (count < min_shapes_to_choose) return;
   double best = std::numeric_limits<double>::infinity();
-  const AnalyticalModel original = model;
+  const AnalyticalModel original = m.unfitted;
   // Without a calibration only the default's L2 rule answers: the rate plays no part.
   const std::size_t rates = original.calibrated() ? candidate_reread_rates.size() : 1;
   for (std::size_t r = 0; r < rates; ++r)
@@ -98,12 +102,14 @@ void ConfigPredictor::fit_l2_fraction(int threads, AnalyticalModel& model) const
       for (const ShapeGroup* g : tuned)
         for (std::size_t i = 0; i < g->shapes.size(); ++i)
           total +=
-              g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, threads, g->layout).knobs);
+              g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, m.threads, g->layout).knobs);
       if (total < best) {
         best = total;
-        model = candidate;
+        m.model = candidate;
       }
     }
+  m.fitted_mn = mn;
+  m.fitted_k = k;
 }
 
 // The policy's choices for a group's shapes `members` (indices), from those

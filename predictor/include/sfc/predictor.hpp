@@ -20,6 +20,7 @@
 // By default the policy uses whichever of the two does better on the tuned
 // shapes themselves (see NeighbourRule).
 #pragma once
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -85,7 +86,8 @@ struct PredictorOptions {
   // paper's), or, where a thread count has tuned shapes, the fraction among
   // 0.25..64 and unlimited whose answers have the lowest regret on them
   // (fitted together with the model's re-read rate; a fixed fraction keeps
-  // the default rate).
+  // the default rate), for shapes within the tuned shapes' sizes; beyond
+  // them, 0.5 and the default rate.
   std::optional<double> l2_fraction;
 };
 
@@ -129,7 +131,8 @@ class ConfigPredictor {
                              ShapeRegime regime = ShapeRegime::bulk) const;
   // The L2 fraction the model and default tiers use for `threads` threads,
   // and the rate (of a thread's bandwidth share) at which the model prices
-  // what L2 fails to hold.
+  // what L2 fails to hold: the fitted ones, which answer shapes within the
+  // tuned shapes' sizes.
   double l2_fraction(int threads) const;
   double reread_rate(int threads) const;
   // True when the model tier can answer for `threads` threads (a calibrated
@@ -146,10 +149,23 @@ class ConfigPredictor {
   };
   GroupFor group(DType dtype, int threads, Layout layout) const;
   // The model of one thread count: its platform's calibration and L2 rule.
+  // `model` carries the L2 fraction and re-read rate fitted to the tuned
+  // shapes, and answers within the box they span (`fitted_mn`: their largest
+  // M or N; `fitted_k`: their largest K); beyond it `unfitted` (the paper's
+  // numbers, or the fixed fraction) answers. Fitted inside 2048 and asked
+  // beyond, the fitted pair (8 x L2 at a quarter of the bandwidth, or 16-64 x L2)
+  // had the model's regret at 6-11% where the paper's was 3-4%
+  // (docs/predictor.md, "The fit's reach").
   struct ThreadModel {
     int threads;
     AnalyticalModel model;
     PlatformMatch match;
+    AnalyticalModel unfitted = model;
+    std::int64_t fitted_mn = 0, fitted_k = 0;  // 0: not fitted
+    const AnalyticalModel& for_shape(const GemmShape& shape) const {
+      const bool inside = std::max(shape.m, shape.n) <= fitted_mn && shape.k <= fitted_k;
+      return inside ? model : unfitted;
+    }
   };
   // The calibrated model that serves `threads`: its own, or else the
   // best-matching one of the nearest thread count; null when none is calibrated.
@@ -157,7 +173,7 @@ class ConfigPredictor {
   Answer fallback(const GemmShape& shape, DType dtype, int threads, Layout layout) const;  // model or default
   static Answer below_neighbours(const AnalyticalModel& model, const GemmShape& shape, DType dtype,
                                  int threads, Layout layout);  // the model's answer, or the default's
-  void fit_l2_fraction(int threads, AnalyticalModel& model) const;
+  void fit_l2_fraction(ThreadModel& model) const;
   void choose_policy(ShapeGroup& group) const;
 
   PredictorOptions options_;
