@@ -266,17 +266,19 @@ def main():
         w(f"- **{n_}**: {desc}")
     w("")
 
-    def table(exp, title):
-        w(f"## {title}\n")
+    def grid(cell, pair):
+        """One row per feature space, one column per group, and the groups' average
+        of the (nearest, vote) pair."""
         w("| space | " + " | ".join(gnames) + " | avg |")
         w("|---|" + "---|" * (len(gnames) + 1))
         for sp in names:
-            cells = []
-            for g in gnames:
-                a = res[exp][sp][g]
-                cells.append(f"{a[0]:.1f}/{a[1]:.0f} \\| {a[2]:.1f}/{a[3]:.0f}")
-            av = [sum(res[exp][sp][g][k] for g in gnames) / len(gnames) for k in (0, 2)]
-            w(f"| {sp} | " + " | ".join(cells) + f" | {av[0]:.2f} \\| {av[1]:.2f} |")
+            av = [sum(pair(sp, g)[k] for g in gnames) / len(gnames) for k in (0, 1)]
+            w(f"| {sp} | " + " | ".join(cell(sp, g) for g in gnames) + f" | {av[0]:.2f} \\| {av[1]:.2f} |")
+
+    def table(exp, title):
+        w(f"## {title}\n")
+        grid(lambda sp, g: (lambda a: f"{a[0]:.1f}/{a[1]:.0f} \\| {a[2]:.1f}/{a[3]:.0f}")(res[exp][sp][g]),
+             lambda sp, g: (res[exp][sp][g][0], res[exp][sp][g][2]))
         w("")
         w(f"Difference of mean regret vs F0 (points; negative = better), nearest | vote; "
           f"`+a/-b`: groups better / worse than F0 by more than 0.3 points:\n")
@@ -319,15 +321,8 @@ def main():
       "(not comparable across spaces); the 'closest x%' columns are (same coverage for every space).\n")
     for li, lab in enumerate(labels):
         w(f"### {lab}\n")
-        w("| space | " + " | ".join(gnames) + " | avg |")
-        w("|---|" + "---|" * (len(gnames) + 1))
-        for sp in names:
-            cells = []
-            for g in gnames:
-                c, a, b = dres[sp][g][li]
-                cells.append(f"{c:.0f}: {a:.1f} \\| {b:.1f}")
-            av = [sum(dres[sp][g][li][k] for g in gnames) / len(gnames) for k in (1, 2)]
-            w(f"| {sp} | " + " | ".join(cells) + f" | {av[0]:.2f} \\| {av[1]:.2f} |")
+        grid(lambda sp, g: (lambda c: f"{c[0]:.0f}: {c[1]:.1f} \\| {c[2]:.1f}")(dres[sp][g][li]),
+             lambda sp, g: (dres[sp][g][li][1], dres[sp][g][li][2]))
         w("")
 
     w(CONCLUSION)
