@@ -217,7 +217,7 @@ TEST_CASE("timing: a time budget stops the runs early, never below one timed run
   CHECK(sfc::time_runs(0, 5, 1, 0, [](int) {}).reps == 5);  // no budget: every run
 }
 
-TEST_CASE("timing: rounds run every runner once per round, each within its own budget") {
+TEST_CASE("timing: rounds visit every runner once per round, each within its own budget") {
   std::vector<std::pair<int, int>> calls;  // (runner, set)
   const std::function<void(int)> runners[] = {[&](int set) { calls.emplace_back(0, set); },
                                               [&](int set) { calls.emplace_back(1, set); }};
@@ -225,20 +225,31 @@ TEST_CASE("timing: rounds run every runner once per round, each within its own b
   REQUIRE(t.size() == 2);
   CHECK(t[0].reps == 3);
   CHECK(t[1].reps == 3);
-  // One warm-up round, then three timed ones, alternating; the sets rotate across runners.
-  const std::vector<std::pair<int, int>> expected{{0, 0}, {1, 1}, {0, 2}, {1, 0},
-                                                  {0, 1}, {1, 2}, {0, 0}, {1, 1}};
+  // One warm-up round, then timed rounds, alternating; a visit settles with an
+  // untimed run before its timed ones (two, then the one left); the sets rotate
+  // across runners and runs.
+  const std::vector<std::pair<int, int>> expected{{0, 0}, {1, 1},                   // warm-up
+                                                  {0, 2}, {0, 0}, {0, 1},           // settle, 2 timed
+                                                  {1, 2}, {1, 0}, {1, 1},           //
+                                                  {0, 2}, {0, 0}, {1, 1}, {1, 2}};  // settle, the last
   CHECK(calls == expected);
+  CHECK(calls.size() == std::size_t(2 * sfc::rounds_runs(1, 3, 2)));
+  // One runner alone follows itself: no settling runs.
+  calls.clear();
+  REQUIRE(sfc::time_rounds(1, 3, 3, 0, std::span(runners, 1)).size() == 1);
+  CHECK(calls.size() == std::size_t(sfc::rounds_runs(1, 3, 1)));
+  CHECK(calls.size() == 4);
 
   // A rotation position carried over: the next call goes on from it.
   calls.clear();
   int next = 2;
   REQUIRE(sfc::time_rounds(0, 1, 3, 0, runners, 0, nullptr, &next).size() == 2);
-  CHECK(next == 1);
-  REQUIRE(sfc::time_rounds(0, 1, 3, 0, runners, 0, nullptr, &next).size() == 2);
-  const std::vector<std::pair<int, int>> carried{{0, 2}, {1, 0}, {0, 1}, {1, 2}};
-  CHECK(calls == carried);
   CHECK(next == 0);
+  REQUIRE(sfc::time_rounds(0, 1, 3, 0, runners, 0, nullptr, &next).size() == 2);
+  const std::vector<std::pair<int, int>> carried{{0, 2}, {0, 0}, {1, 1}, {1, 2},
+                                                 {0, 0}, {0, 1}, {1, 2}, {1, 0}};
+  CHECK(calls == carried);
+  CHECK(next == 1);
 
   // A slow runner leaves the rounds when its budget is spent; a fast one
   // takes every run (it would need 150 ms of preemption in 5 empty runs to miss).
@@ -272,7 +283,7 @@ TEST_CASE("timing: rounds run every runner once per round, each within its own b
                                                  stop = true;
                                                }};
   CHECK(sfc::time_rounds(0, 10, 1, 0, stopping, 0, &stop).empty());
-  CHECK(runs == 2);
+  CHECK(runs == 1 + sfc::kTimedPerVisit + 1);  // runner 0's visit, runner 1's settling run
   CHECK_THROWS_AS(sfc::time_rounds(0, 0, 1, 0, stopping), sfc::Error);
   CHECK_THROWS_AS(sfc::time_rounds(0, 1, 0, 0, stopping), sfc::Error);
 }

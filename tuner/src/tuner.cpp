@@ -102,7 +102,8 @@ class ShapeSearch {
         base_{.shape = shape, .dtype = options.dtype, .threads = options.threads, .layout = options.layout},
         // Runs of all configurations rotate over the sets (ColdOperands keeps
         // no more than the cold footprint of them).
-        operand_runs_(kConfigCount * std::max(kScreenWarmup + kScreenReps, options.warmup + options.reps)),
+        operand_runs_(kConfigCount * std::max(rounds_runs(kScreenWarmup, kScreenReps, kConfigCount),
+                                              rounds_runs(options.warmup, options.reps, kConfigCount))),
         budget_seconds_(options.budget_seconds),
         group_workspace_(options.round_workspace_bytes) {
     out.result.shape = shape;

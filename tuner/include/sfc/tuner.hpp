@@ -1,6 +1,6 @@
 // Tuner: finds the fastest (K_layers, k_block_factor) of one shape by timing
 // the configurations of a ConfigSet with cold inputs (sfc/measure.hpp):
-// `warmup` untimed runs, then `reps` timed ones, in rounds that run every
+// `warmup` untimed runs, then `reps` timed ones, in rounds that visit every
 // configuration once (time_rounds says why). A configuration's time is
 // its fastest run (min); mean and standard deviation are kept too. Why the
 // min: on a shared machine interference only ever adds time, and one
