@@ -338,7 +338,7 @@ TEST_CASE(
   // Deep K: the model's choice (K_layers 2) differs from the default's, so there is more than one candidate.
   const std::vector<std::string> env = {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000",
                                         "OMP_NUM_THREADS=2", "SFC_VERBOSE=1"};
-  CliProcess tuning({"gemm", "16", "64", "64", "4096"}, dir.file("tuning"), env, SFC_RECORD_DRIVER);
+  CliProcess tuning({"gemm", "40", "64", "64", "4096"}, dir.file("tuning"), env, SFC_RECORD_DRIVER);
   CHECK(tuning.wait() == 0);  // the driver checks every C against an fp64 reference
   const std::string err = tuning.err();
   std::size_t measured = 0, won = 0;
@@ -352,11 +352,12 @@ TEST_CASE(
   const Stored s = stored(db, {64, 64, 4096}, 2);
   REQUIRE(s.winner);
   CHECK(s.measurements.size() >= 2);
-  // Every candidate ran kRounds times (the budget is far), then the winner took over.
-  CHECK(measured == s.measurements.size() * sfc::OnlineTuner::kRounds);
+  // Every candidate ran kRounds timed calls, each after a settling one (the
+  // budget is far), then the winner took over.
+  CHECK(measured == s.measurements.size() * sfc::OnlineTuner::kRounds * sfc::OnlineTuner::kCallsPerRound);
   for (const sfc::Measurement& m : s.measurements) CHECK(m.reps == sfc::OnlineTuner::kRounds);
   CHECK(won == 1);
-  CHECK(measured + 1 <= 16);
+  CHECK(measured + 1 <= 40);
 
   // A new process answers the shape from the database: exact, the stored winner, nothing measured.
   CliProcess next({"gemm", "2", "64", "64", "4096"}, dir.file("next"), env, SFC_RECORD_DRIVER);
@@ -372,7 +373,7 @@ TEST_CASE(
 TEST_CASE("online tuning: two threads calling one untuned shape tune it once") {
   TempDir dir("online-threads");
   const std::string db = dir.file("online.db");
-  CliProcess run({"gemm2", "20", "64", "64", "4096"}, dir.file("threads"),
+  CliProcess run({"gemm2", "40", "64", "64", "4096"}, dir.file("threads"),
                  {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000"}, SFC_RECORD_DRIVER);
   CHECK(run.wait() == 0);
   CHECK(run.err() == "");

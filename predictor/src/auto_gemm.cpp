@@ -153,7 +153,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   // The plan that runs this call: the pool's, or online tuning's candidate.
   GemmPlan* running = plan.plan.get();
   const char* origin = plan.reused ? "reused" : "new";
-  std::unique_ptr<GemmPlan> candidate;
+  std::shared_ptr<GemmPlan> candidate;  // online tuning's, kept by it across the candidate's calls
   OnlineTuner::Step step;
   const TuningKey tuning_key{key.m, key.n, key.k, dtype, key.threads, layout};
   if (impl_->online && plan.answer.tier != Tier::exact) [[unlikely]] {
@@ -166,7 +166,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
         running = plan.plan.get();
         origin = "online-winner";
       } else if (step.kind == OnlineTuner::Step::Kind::measure) {
-        candidate = Impl::build(key, step.knobs);
+        candidate = step.plan;
         running = candidate.get();
         origin = "online-candidate";
       }
@@ -187,7 +187,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   }
   const double seconds =
       timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0;
-  if (candidate) impl_->online->report(tuning_key, step.candidate, *candidate, seconds);
+  if (candidate) impl_->online->report(tuning_key, step.candidate, seconds);
   // Counted once it ran: a call the engine refused is not a shape the program runs.
   if (ShapeRecorder* recorder = ShapeRecorder::active())
     recorder->count({key.m, key.n, key.k, dtype, key.threads, layout, recorded(trans_a), recorded(trans_b)},

@@ -49,7 +49,10 @@ struct OnlineTuner::ShapeTuning {
     BlockSizes blocks;
   };
   std::vector<Runs> runs;
+  std::vector<std::shared_ptr<GemmPlan>>
+      plans;               // by candidate, built on its first call; freed with the winner
   std::size_t next = 0;    // the candidate of the next measurement (round robin)
+  int calls = 0;           // of this turn of candidate `next` (OnlineTuner::kCallsPerRound)
   double spent = 0;        // seconds of GEMM time measured
   bool measuring = false;  // a thread is running a candidate now
   std::optional<Knobs> winner;
@@ -83,31 +86,59 @@ std::vector<Knobs> OnlineTuner::candidates(const TuningKey& key, const Answer& p
 }
 
 OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned) {
-  const std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   std::unique_ptr<ShapeTuning>& slot = shapes_[key];
   if (!slot) {
     slot = std::make_unique<ShapeTuning>();
     slot->candidates = candidates(key, planned);
     slot->runs.resize(slot->candidates.size());
+    slot->plans.resize(slot->candidates.size());
   }
   ShapeTuning& t = *slot;
-  if (t.winner) return {Step::Kind::winner, *t.winner, 0};
-  if (t.measuring) return {Step::Kind::planned, planned.knobs, 0};
-  t.measuring = true;
-  return {Step::Kind::measure, t.candidates[t.next], t.next};
+  if (t.winner) return {Step::Kind::winner, *t.winner, 0, nullptr};
+  if (t.measuring) return {Step::Kind::planned, planned.knobs, 0, nullptr};
+  t.measuring = true;  // this shape's candidates are this thread's until report() or skip()
+  const std::size_t candidate = t.next;
+  if (!t.plans[candidate]) {
+    const Knobs knobs = t.candidates[candidate];
+    const PlanRequest request{.shape = {key.m, key.n, key.k},
+                              .dtype = key.dtype,
+                              .threads = key.threads,
+                              .k_layers = knobs.k_layers,
+                              .k_block_factor = knobs.k_block_factor,
+                              .layout = key.layout};
+    lock.unlock();  // other shapes go on while this plan is built
+    std::shared_ptr<GemmPlan> plan;
+    try {
+      plan = std::make_shared<GemmPlan>(request);
+    } catch (...) {  // the call fails; the next one measures the next candidate
+      lock.lock();
+      t.next = (t.next + 1) % t.candidates.size();
+      t.measuring = false;
+      throw;
+    }
+    lock.lock();
+    t.plans[candidate] = std::move(plan);
+  }
+  return {Step::Kind::measure, t.candidates[candidate], candidate, t.plans[candidate]};
 }
 
-void OnlineTuner::report(const TuningKey& key, std::size_t candidate, const GemmPlan& plan,
-                         double seconds) noexcept {
+void OnlineTuner::report(const TuningKey& key, std::size_t candidate, double seconds) noexcept {
   std::unique_lock lock(mutex_);
   ShapeTuning& t = *shapes_.at(key);
+  t.spent += seconds;
+  if (++t.calls < kCallsPerRound) {  // settled: the timed call comes next
+    t.measuring = false;
+    return;
+  }
+  t.calls = 0;
+  const GemmPlan& plan = *t.plans[candidate];
   ShapeTuning::Runs& r = t.runs[candidate];
   ++r.count;
   r.sum += seconds;
   r.min = std::min(r.min, seconds);
   r.effective = {plan.k_layers(), plan.k_block_factor()};
   r.blocks = plan.blocks();
-  t.spent += seconds;
   t.next = (candidate + 1) % t.candidates.size();
   const bool rounds_done = t.next == 0 && r.count >= kRounds;
   if (!rounds_done && t.spent < settings_.budget_seconds) {
@@ -123,6 +154,7 @@ void OnlineTuner::report(const TuningKey& key, std::size_t candidate, const Gemm
   store(key, t);
   lock.lock();
   t.winner = t.candidates[best];
+  t.plans.clear();  // a caller still running one holds it (shared_ptr)
   t.measuring = false;
 }
 
@@ -130,6 +162,7 @@ void OnlineTuner::skip(const TuningKey& key) noexcept {
   const std::lock_guard lock(mutex_);
   ShapeTuning& t = *shapes_.at(key);
   t.next = (t.next + 1) % t.candidates.size();
+  t.calls = 0;
   t.measuring = false;
 }
 

@@ -10,7 +10,11 @@
 // answer, the nearest tuned shape's winner, the model's choice (with nominal
 // rates where this machine is not calibrated) and (1, 1), each once. Each is run
 // up to kRounds times, round robin, until the shape's budget of GEMM time is
-// spent or every round is done; then the fastest (its fastest run) is stored
+// spent or every round is done. A candidate keeps its plan across its calls,
+// and each turn is two calls: the first settles (what the call before left in
+// the caches, the plan's buffers touched for the first time: not counted), the
+// second is timed, as the offline tuner does (sfc/measure.hpp, time_rounds).
+// Then the fastest (its fastest timed call) is stored
 // in the database as full measurements of those configurations (TuningStore:
 // WAL, a busy timeout, so several processes can write) and runs from then on,
 // in this process, and in the next, which finds the shape `exact`.
@@ -54,7 +58,8 @@ struct TuningKey {
 
 class OnlineTuner {
  public:
-  static constexpr int kRounds = 3;  // runs per candidate at most: the fastest counts
+  static constexpr int kRounds = 3;         // timed calls per candidate at most: the fastest counts
+  static constexpr int kCallsPerRound = 2;  // a settling call, then the timed one
 
   OnlineTuner(OnlineTuning settings, const ConfigService& service);
   ~OnlineTuner();
@@ -68,13 +73,14 @@ class OnlineTuner {
     } kind = Kind::planned;
     Knobs knobs;
     std::size_t candidate = 0;
+    std::shared_ptr<GemmPlan> plan;  // measure: the candidate's plan, kept across its calls
   };
   Step next(const TuningKey& key, const Answer& planned);
 
-  // The time of the candidate that next() handed out, on `plan` (its
+  // The time of the candidate that next() handed out, on its plan (whose
   // effective knobs and blocks go to the database). When this ends the
   // shape's tuning, the winner is stored before this returns.
-  void report(const TuningKey& key, std::size_t candidate, const GemmPlan& plan, double seconds) noexcept;
+  void report(const TuningKey& key, std::size_t candidate, double seconds) noexcept;
   // The candidate next() handed out could not run (the engine threw): the
   // next call measures the next one.
   void skip(const TuningKey& key) noexcept;
