@@ -25,13 +25,7 @@ namespace {
 
 constexpr std::size_t max_idle_plans = 16;
 
-struct PlanKey {
-  std::int64_t m, n, k;
-  DType dtype;
-  int threads;
-  Layout layout;
-  friend bool operator==(const PlanKey&, const PlanKey&) = default;
-};
+using PlanKey = TuningKey;
 
 // A plan and the answer it was built with (the tier and distance every call
 // of it reports to the shape record and SFC_VERBOSE).
@@ -111,12 +105,7 @@ struct AutoGemm::Impl {
   }
 
   static std::unique_ptr<GemmPlan> build(const PlanKey& key, const Knobs& knobs) {
-    return std::make_unique<GemmPlan>(PlanRequest{.shape = {key.m, key.n, key.k},
-                                                  .dtype = key.dtype,
-                                                  .threads = key.threads,
-                                                  .k_layers = knobs.k_layers,
-                                                  .k_block_factor = knobs.k_block_factor,
-                                                  .layout = key.layout});
+    return std::make_unique<GemmPlan>(key.plan_request(knobs));
   }
 
   void release(const PlanKey& key, PlanWithAnswer plan) noexcept {
@@ -155,10 +144,9 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   const char* origin = plan.reused ? "reused" : "new";
   std::shared_ptr<GemmPlan> candidate;  // online tuning's, kept by it across the candidate's calls
   OnlineTuner::Step step;
-  const TuningKey tuning_key{key.m, key.n, key.k, dtype, key.threads, layout};
   if (impl_->online && plan.answer.tier != Tier::exact) [[unlikely]] {
     try {
-      step = impl_->online->next(tuning_key, plan.answer);
+      step = impl_->online->next(key, plan.answer);
       if (step.kind == OnlineTuner::Step::Kind::winner) {
         // Tuned: the winner's plan replaces this one in the pool, answered as exact from now on.
         plan = {Impl::build(key, step.knobs), Answer{step.knobs, Tier::exact, PlatformMatch::exact, 0, shape},
@@ -171,7 +159,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
         origin = "online-candidate";
       }
     } catch (...) {
-      if (step.kind == OnlineTuner::Step::Kind::measure) impl_->online->skip(tuning_key);
+      if (step.kind == OnlineTuner::Step::Kind::measure) impl_->online->skip(key);
       impl_->release(key, std::move(plan));
       throw;
     }
@@ -181,13 +169,13 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   try {
     running->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
   } catch (...) {
-    if (candidate) impl_->online->skip(tuning_key);
+    if (candidate) impl_->online->skip(key);
     impl_->release(key, std::move(plan));
     throw;
   }
   const double seconds =
       timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0;
-  if (candidate) impl_->online->report(tuning_key, step.candidate, seconds);
+  if (candidate) impl_->online->report(key, step.candidate, seconds);
   // Counted once it ran: a call the engine refused is not a shape the program runs.
   if (ShapeRecorder* recorder = ShapeRecorder::active())
     recorder->count({key.m, key.n, key.k, dtype, key.threads, layout, recorded(trans_a), recorded(trans_b)},

@@ -49,9 +49,8 @@ struct OnlineTuner::ShapeTuning {
     BlockSizes blocks;
   };
   std::vector<Runs> runs;
-  std::vector<std::shared_ptr<GemmPlan>>
-      plans;               // by candidate, built on its first call; freed with the winner
-  std::size_t next = 0;    // the candidate of the next measurement (round robin)
+  std::vector<std::shared_ptr<GemmPlan>> plans;  // by candidate: built on first use, freed with the winner
+  std::size_t next = 0;                          // the candidate of the next measurement (round robin)
   int calls = 0;           // of this turn of candidate `next` (OnlineTuner::kCallsPerRound)
   double spent = 0;        // seconds of GEMM time measured
   bool measuring = false;  // a thread is running a candidate now
@@ -100,13 +99,7 @@ OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned)
   t.measuring = true;  // this shape's candidates are this thread's until report() or skip()
   const std::size_t candidate = t.next;
   if (!t.plans[candidate]) {
-    const Knobs knobs = t.candidates[candidate];
-    const PlanRequest request{.shape = {key.m, key.n, key.k},
-                              .dtype = key.dtype,
-                              .threads = key.threads,
-                              .k_layers = knobs.k_layers,
-                              .k_block_factor = knobs.k_block_factor,
-                              .layout = key.layout};
+    const PlanRequest request = key.plan_request(t.candidates[candidate]);
     lock.unlock();  // other shapes go on while this plan is built
     std::shared_ptr<GemmPlan> plan;
     try {

@@ -48,12 +48,23 @@ struct OnlineTuning {
 };
 
 // Which shape is being tuned: what a tuning database keys a result by.
+// Also what AutoGemm keeps its plans by.
 struct TuningKey {
   std::int64_t m = 0, n = 0, k = 0;
   DType dtype = DType::f32;
   int threads = 1;
   Layout layout = Layout::blocked;
   friend auto operator<=>(const TuningKey&, const TuningKey&) = default;
+
+  // The plan of this shape with `knobs`.
+  PlanRequest plan_request(const Knobs& knobs) const {
+    return {.shape = {m, n, k},
+            .dtype = dtype,
+            .threads = threads,
+            .k_layers = knobs.k_layers,
+            .k_block_factor = knobs.k_block_factor,
+            .layout = layout};
+  }
 };
 
 class OnlineTuner {
