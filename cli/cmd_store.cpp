@@ -35,7 +35,7 @@ bool is_table_file(const std::string& path) {
 }
 
 struct ExportArgs {
-  std::string db = kDefaultDb, format = "csv", output, platform, dtype;
+  std::string db = kDefaultDb, format = "csv", output, platform, dtype, layout;
   bool all = false, json = false;
 };
 
@@ -49,7 +49,7 @@ ExchangeCounts rewrite_table(const ExportArgs& a, const ExportRequest& request) 
   TuningTable table = TuningTable::load(a.db);
   if (!a.platform.empty() && a.platform != table.platform.hash())
     throw Error(a.db + " holds platform " + table.platform.hash() + ", not " + a.platform);
-  keep_dtype(table, request.dtype, a.db);
+  keep_selected(table, request, a.db);
   table.save(request.path);
   return {.platforms = 1, .winners = static_cast<std::int64_t>(table.shapes.size())};
 }
@@ -59,11 +59,13 @@ void run_export(const ExportArgs& a) {
     throw Error(
         "export: -o - writes the export to stdout, which --json needs for its summary; use one of them");
   std::FILE* const out = human_output(a.json || a.output == "-");  // stdout holds the export itself
-  const ExportRequest request{.format = parse_export_format(a.format),
-                              .path = a.output,
-                              .platform_hash = a.platform,
-                              .all = a.all,
-                              .dtype = a.dtype.empty() ? std::nullopt : std::optional(parse_dtype(a.dtype))};
+  const ExportRequest request{
+      .format = parse_export_format(a.format),
+      .path = a.output,
+      .platform_hash = a.platform,
+      .all = a.all,
+      .dtype = a.dtype.empty() ? std::nullopt : std::optional(parse_dtype(a.dtype)),
+      .layout = a.layout.empty() ? std::nullopt : std::optional(parse_layout(a.layout))};
   std::error_code error;
   const bool table = is_table_file(a.db);
   if (!table && std::filesystem::exists(a.output, error) &&
@@ -231,6 +233,11 @@ void add_store_commands(CLI::App& app) {
   exp->add_option("--platform", e->platform, "Only this platform hash (sfc-tune db info lists them)");
   exp->add_option("--dtype", e->dtype, "Only this element type's results: f32, f64 or bf16 (default: all)")
       ->check(CLI::IsMember({"f32", "f64", "bf16"}));
+  exp->add_option("--layout", e->layout,
+                  "Only this entry layout's results: blocked, row or col (default: all); with --all, how one "
+                  "entry's shapes tuned again replace the old ones (export the other entry, import it beside "
+                  "the new run)")
+      ->check(CLI::IsMember({"blocked", "row", "col"}));
   exp->add_flag("--all", e->all, "Every measurement too (csv/json); such a file imports back without loss");
   exp->add_flag("--json", e->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   exp->callback([e] { run_export(*e); });

@@ -240,6 +240,47 @@ TEST_CASE("cli export: --dtype keeps one element type, in a table and in csv") {
   CHECK_FALSE(std::filesystem::exists(dir.file("f64.csv")));
 }
 
+TEST_CASE("cli export: --layout keeps one entry, and with --all its measurements import beside a new run") {
+  const test::TempDir dir;
+  std::vector<TunedShape> shapes = region_shapes();  // blocked
+  for (const GemmShape& shape : {GemmShape{512, 512, 512}, GemmShape{640, 512, 512}}) {
+    shapes.push_back(test::synthetic_shape(shape, {2, 3}));
+    shapes.back().layout = Layout::row_major;
+  }
+  const std::string db = make_database(dir, "both.db", shapes);
+  auto r = run_cli("export --db " + db + " --format table --layout blocked -o " + dir.file("blocked.table"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(TuningTable::load(dir.file("blocked.table")).shapes.size() == shapes.size() - 2);
+  // The row-major entry's measurements, imported into a fresh database: what
+  // a splice of one entry tuned again beside the other's old run starts from.
+  r = run_cli("export --db " + db + " --all --layout row -o " + dir.file("row.csv") + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["winners"] == 2);
+  CHECK(last_json(r.output)["measurements"] == 2 * 64);
+  CHECK(test::slurp(dir.file("row.csv")).find(",blocked,") == std::string::npos);
+  r = run_cli("import " + dir.file("row.csv") + " --db " + dir.file("row.db"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  r = run_cli("export --db " + dir.file("row.db") + " --format table -o " + dir.file("row.table"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const TuningTable row = TuningTable::load(dir.file("row.table"));
+  REQUIRE(row.shapes.size() == 2);
+  CHECK(row.shapes[0].layout == Layout::row_major);
+  CHECK(row.shapes[0].k_layers == 2);
+  CHECK(row.shapes[0].k_block_factor == 3);
+  // A selection that holds nothing is refused, from a database and from a table, and leaves no file.
+  for (const std::string& from : {db, dir.file("blocked.table")}) {
+    r = run_cli("export --db " + from + " --format table --layout col -o " + dir.file("col.table"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("holds no col-major results") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("col.table")));
+  }
+  r = run_cli("export --db " + db + " --dtype bf16 --layout row -o " + dir.file("x.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("holds no bf16 row-major results") != std::string::npos);
+  r = run_cli("export --db " + db + " --layout rows -o " + dir.file("x.csv"));
+  CHECK(r.exit_code == 2);
+}
+
 TEST_CASE("cli calibrate: stores gamma and beta that the model tier then uses") {
   const test::TempDir dir;
   const std::string db = dir.file("calibrated.db");

@@ -86,6 +86,7 @@ inline void record_synthetic(TuningStore& store, const Platform& platform,
         m.shape = s.shape;
         m.dtype = s.dtype;
         m.threads = s.threads;
+        m.layout = s.layout;
         m.k_layers = m.effective_k_layers = kl;
         m.k_block_factor = m.effective_k_block_factor = kbf;
         m.blocks = choose_blocks(s.shape, s.dtype, s.threads);

@@ -39,25 +39,29 @@ json calibration_json(const TuningStore& store, const std::string& hash) {
 // One JSON object per platform: fingerprint, calibration, winners [, measurements].
 json platform_json(const TuningStore& store, const std::string& hash, const ExportRequest& request,
                    ExchangeCounts& counts) {
-  const auto wanted = [&](DType dtype) { return !request.dtype || dtype == *request.dtype; };
   json object = to_json(*store.platform(hash));
   object["calibration"] = calibration_json(store, hash);
   object["winners"] = json::array();
   for (const Winner& w : store.winners({hash}))
-    if (wanted(w.dtype)) object["winners"].push_back(to_json(w));
+    if (request.wants(w.dtype, w.layout)) object["winners"].push_back(to_json(w));
   counts.winners += static_cast<std::int64_t>(object["winners"].size());
   if (request.all) {
     object["measurements"] = json::array();
     for (const Measurement& m : store.measurements({hash}))
-      if (wanted(m.dtype)) object["measurements"].push_back(to_json(m));
+      if (request.wants(m.dtype, m.layout)) object["measurements"].push_back(to_json(m));
     counts.measurements += static_cast<std::int64_t>(object["measurements"].size());
   }
   ++counts.platforms;
   return object;
 }
 
-Error no_results_of(const std::string& path, DType dtype) {
-  return Error(path + " holds no " + std::string(to_string(dtype)) + " results to export");
+// "bf16 row-major": what a request selects, for the error that it selects nothing.
+Error no_results_of(const std::string& path, const ExportRequest& request) {
+  std::string what;
+  if (request.dtype) what += std::string(to_string(*request.dtype)) + " ";
+  if (request.layout)
+    what += std::string(to_string(*request.layout)) + (*request.layout == Layout::blocked ? " " : "-major ");
+  return Error(path + " holds no " + what + "results to export");
 }
 
 // CSV columns that name the platform and its calibration on every row.
@@ -213,7 +217,7 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
                   std::to_string(hashes.size()) + ":" + list + "; choose one with --platform HASH");
     }
     TuningTable table = store.table(hashes.front());
-    keep_dtype(table, request.dtype, store.path());
+    keep_selected(table, request, store.path());
     table.save(request.path);
     counts.platforms = 1;
     counts.winners = static_cast<std::int64_t>(table.shapes.size());
@@ -222,7 +226,7 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
 
   json platforms = json::array();
   for (const std::string& hash : hashes) platforms.push_back(platform_json(store, hash, request, counts));
-  if (request.dtype && counts.winners == 0) throw no_results_of(store.path(), *request.dtype);
+  if ((request.dtype || request.layout) && counts.winners == 0) throw no_results_of(store.path(), request);
   if (request.format == ExportFormat::json) {
     const json document = {{"format", "sfc-tune-export"},
                            {"version", 3},
@@ -237,10 +241,10 @@ ExchangeCounts export_snapshot(const TuningStore& store, const ExportRequest& re
 
 }  // namespace
 
-void keep_dtype(TuningTable& table, std::optional<DType> dtype, const std::string& source) {
-  if (!dtype) return;
-  std::erase_if(table.shapes, [&](const TunedShape& s) { return s.dtype != *dtype; });
-  if (table.shapes.empty()) throw no_results_of(source, *dtype);
+void keep_selected(TuningTable& table, const ExportRequest& request, const std::string& source) {
+  if (!request.dtype && !request.layout) return;
+  std::erase_if(table.shapes, [&](const TunedShape& s) { return !request.wants(s.dtype, s.layout); });
+  if (table.shapes.empty()) throw no_results_of(source, request);
 }
 
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {

@@ -29,9 +29,13 @@ struct ExportRequest {
   std::string path;           // written atomically (temporary file + rename)
   std::string platform_hash;  // empty: every platform (a table needs the store to hold just one)
   bool all = false;           // csv/json: every measurement too
-  // Only this element type's results (a fleet that runs one deploys one);
-  // a store without any is refused rather than written as an empty file.
+  // Only this element type's results (a fleet that runs one deploys one),
+  // only this entry layout's (one entry's shapes tuned again replace the old
+  // ones: export the other layout, import it beside the new run); a selection
+  // that holds nothing is refused rather than written as an empty file.
   std::optional<DType> dtype = std::nullopt;
+  std::optional<Layout> layout = std::nullopt;
+  bool wants(DType d, Layout l) const { return (!dtype || d == *dtype) && (!layout || l == *layout); }
 };
 
 struct ExchangeCounts {
@@ -43,10 +47,10 @@ struct ExchangeCounts {
 
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request);
 
-// Drops the shapes of every other element type from `table`, read from
-// `source` (nothing when `dtype` is empty). Throws sfc::Error when none is left:
-// an empty table would answer every query from the default tier.
-void keep_dtype(TuningTable& table, std::optional<DType> dtype, const std::string& source);
+// Drops the shapes `request` does not select (ExportRequest::wants) from
+// `table`, read from `source`. Throws sfc::Error when none is left: an empty
+// table would answer every query from the default tier.
+void keep_selected(TuningTable& table, const ExportRequest& request, const std::string& source);
 
 // Reads a csv or json export made with `all` (told apart by content) into
 // `store` in one transaction. Throws sfc::Error naming the file, the line (csv)
