@@ -62,6 +62,17 @@ std::string make_database(const test::TempDir& dir, const std::string& name, std
   return path;
 }
 
+// `export --format table` of a selection (`--dtype X`, `--layout Y`) that
+// `from` holds nothing of: refused with `message`, and no file left behind.
+void check_empty_selection_refused(const test::TempDir& dir, const std::string& from,
+                                   const std::string& selection, const std::string& message) {
+  const std::string out = dir.file("empty.table");
+  const auto r = run_cli("export --db " + from + " --format table " + selection + " -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.output.find(message) != std::string::npos, r.output);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
 }  // namespace
 
 TEST_CASE("cli query: tiers, distance and nearest shape, as text and JSON") {
@@ -229,12 +240,8 @@ TEST_CASE("cli export: --dtype keeps one element type, in a table and in csv") {
   r = run_cli("export --db " + db + " --dtype f16 -o " + dir.file("x.table"));
   CHECK(r.exit_code == 2);
   // Nothing of that type: refused, no empty file left behind.
-  for (const std::string& from : {db, dir.file("all.table")}) {
-    r = run_cli("export --db " + from + " --format table --dtype f64 -o " + dir.file("f64.table"));
-    CHECK(r.exit_code == 2);
-    CHECK(r.output.find("holds no f64 results") != std::string::npos);
-    CHECK_FALSE(std::filesystem::exists(dir.file("f64.table")));
-  }
+  for (const std::string& from : {db, dir.file("all.table")})
+    check_empty_selection_refused(dir, from, "--dtype f64", "holds no f64 results");
   r = run_cli("export --db " + db + " --dtype f64 -o " + dir.file("f64.csv"));
   CHECK(r.exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(dir.file("f64.csv")));
@@ -268,12 +275,8 @@ TEST_CASE("cli export: --layout keeps one entry, and with --all its measurements
   CHECK(row.shapes[0].k_layers == 2);
   CHECK(row.shapes[0].k_block_factor == 3);
   // A selection that holds nothing is refused, from a database and from a table, and leaves no file.
-  for (const std::string& from : {db, dir.file("blocked.table")}) {
-    r = run_cli("export --db " + from + " --format table --layout col -o " + dir.file("col.table"));
-    CHECK(r.exit_code == 2);
-    CHECK(r.output.find("holds no col-major results") != std::string::npos);
-    CHECK_FALSE(std::filesystem::exists(dir.file("col.table")));
-  }
+  for (const std::string& from : {db, dir.file("blocked.table")})
+    check_empty_selection_refused(dir, from, "--layout col", "holds no col-major results");
   r = run_cli("export --db " + db + " --dtype bf16 --layout row -o " + dir.file("x.csv"));
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("holds no bf16 row-major results") != std::string::npos);
