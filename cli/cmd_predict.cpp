@@ -172,8 +172,9 @@ struct PolicyChoice {
   double max_distance;
   std::string thin_rule;  // for thin shapes (sfc::ShapeRegime)
   double thin_max_distance;
-  double l2_fraction;  // of the model and default tiers
-  double reread_rate;  // the model's, of a thread's bandwidth share
+  double l2_fraction;          // of the model and default tiers
+  double reread_rate;          // the model's, of a thread's bandwidth share
+  double round_slab_fraction;  // of L2, a round's tile slabs in its blocked answers (inf: no cap)
 };
 
 // The policy's mean regret per tier that answered, printed and as JSON.
@@ -238,10 +239,12 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::fprintf(out,
                "(the policy's nearest tier: %s rule within log2 distance %g, for thin shapes %s within %g;"
-               " L2 fraction %g, re-read rate %g%s)\n",
+               " L2 fraction %g, re-read rate %g, round slabs within %g of L2%s)\n",
                policy.rule.c_str(), policy.max_distance, policy.thin_rule.c_str(), policy.thin_max_distance,
-               policy.l2_fraction, policy.reread_rate,
-               o.predictor.l2_fraction ? "" : " within the tuned shapes' sizes, the paper's beyond");
+               policy.l2_fraction, policy.reread_rate, policy.round_slab_fraction,
+               o.predictor.l2_fraction
+                   ? ""
+                   : " within the tuned shapes' sizes; the paper's fraction and rate, and the cap, beyond");
   std::fprintf(out, "%-10s %8s %8s %8s %8s\n", "predictor", "mean", "median", "p95", "max");
   nlohmann::json regret = nlohmann::json::object();
   for (std::size_t i = 0; i < all_predictors.size(); ++i) {
@@ -295,6 +298,7 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
                                       {"policy_thin_max_distance", distance_json(policy.thin_max_distance)},
                                       {"l2_fraction", distance_json(policy.l2_fraction)},
                                       {"reread_rate", policy.reread_rate},
+                                      {"round_slab_fraction", distance_json(policy.round_slab_fraction)},
                                       {"regret", regret},
                                       {"floor", floor_json},
                                       {"policy_tiers", tiers},
@@ -348,7 +352,8 @@ void run_evaluate(const EvaluateOptions& o) {
       std::string(to_string(predictor.policy_rule(dtype, threads, layout, ShapeRegime::thin))),
       predictor.policy_max_distance(dtype, threads, layout, ShapeRegime::thin),
       predictor.l2_fraction(threads),
-      predictor.reread_rate(threads)};
+      predictor.reread_rate(threads),
+      predictor.round_slab_fraction(threads)};
   const RegretReport report = evaluate_regret(predictor, std::move(split.tests), timer);
   std::optional<NoiseFloor> floor;
   if (!o.floor_db.empty()) {

@@ -111,6 +111,27 @@ TEST_CASE("model: the blocked entry's cold panels make fewer bytes per thread wi
   CHECK(roofline.predict({128, 96, 7712}, DType::f32, 2, Layout::blocked).knobs.k_layers == 1);
 }
 
+TEST_CASE("model: the blocked entry keeps a round's tile slabs within a share of L2 where rounds are cheap") {
+  // 64 x 4832 x 4096 bf16 on this Zen 5's calibration: one row of 76 tiles,
+  // 38 per thread, their C (1.2 MiB) within L2 on every extra round; the
+  // winner there cuts K into 8 rounds ((1, 8), 42% ahead of the (1, 2) the
+  // roofline priced alike). Capped, one tile's slabs of a round, (64 + 64) x
+  // depth x 2 bytes, stay within kRoundSlabL2Fraction of L2.
+  const Calibration zen5{207, 33};
+  const GemmShape wide{64, 4832, 4096};
+  const Knobs capped = AnalyticalModel(zen5, l2).predict(wide, DType::bf16, 2).knobs;
+  const AnalyticalModel uncapped(zen5, l2, kPanelL2Fraction, kRereadRate, kMemoryStall, INFINITY);
+  CHECK(uncapped.predict(wide, DType::bf16, 2).knobs != capped);  // else this checks nothing
+  CHECK(128 * call_depth(wide, capped) * 2 <= std::int64_t(kRoundSlabL2Fraction * double(l2)));
+  // The row-major entry runs deeper rounds well: no cap there.
+  CHECK(AnalyticalModel(zen5, l2).predict(wide, DType::bf16, 2, Layout::row_major).knobs ==
+        uncapped.predict(wide, DType::bf16, 2, Layout::row_major).knobs);
+  // Where each thread's C tiles exceed L2 every round re-reads them: the
+  // roofline decides (2048^3 fp32, 8 MiB of C per thread).
+  CHECK(AnalyticalModel(zen5, l2).predict({2048, 2048, 2048}, DType::f32, 2).knobs ==
+        uncapped.predict({2048, 2048, 2048}, DType::f32, 2).knobs);
+}
+
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {
   const AnalyticalModel model(fast_memory, l2, 0.5);
   // 128 x 128 x 256, 2 threads: each thread's patch is 64 x 128 (one 64 row

@@ -186,6 +186,31 @@ TEST_CASE("policy: the L2 fraction and the re-read rate are fitted to the tuned 
   CHECK(fixed_fraction.reread_rate(2) == kRereadRate);
 }
 
+TEST_CASE("policy: the fit drops the cap on a round's depth where the tuned shapes run deep rounds well") {
+  // Blocked winners made as a machine would that runs deep rounds at full
+  // speed (no cap): fitted, the cap goes and the model answers those
+  // winners; winners made with the cap keep it.
+  const AnalyticalModel deep(calibrated, 1 << 20, kPanelL2Fraction, kRereadRate, kMemoryStall, INFINITY);
+  const AnalyticalModel capped(calibrated, 1 << 20);
+  std::vector<TunedShape> deep_winners, capped_winners;
+  int differ = 0;
+  for (std::int64_t mn : {64, 128, 192})
+    for (std::int64_t k : {1024, 1536, 2048}) {
+      const GemmShape s{mn, 4 * mn, k};
+      const Knobs d = deep.predict(s, DType::f32, 2).knobs, c = capped.predict(s, DType::f32, 2).knobs;
+      differ += d != c;
+      deep_winners.push_back(synthetic_shape(s, d));
+      capped_winners.push_back(synthetic_shape(s, c));
+    }
+  REQUIRE(differ > 0);
+  const ConfigPredictor uncapped({synthetic_table(deep_winners, calibrated)});
+  CHECK(std::isinf(uncapped.round_slab_fraction(2)));
+  for (const TunedShape& s : deep_winners)
+    CHECK(uncapped.predict(Predictor::model, s.shape, DType::f32, 2) == Knobs{s.k_layers, s.k_block_factor});
+  const ConfigPredictor kept({synthetic_table(capped_winners, calibrated)});
+  CHECK(kept.round_slab_fraction(2) == kRoundSlabL2Fraction);
+}
+
 TEST_CASE("policy: the fitted model answers within the tuned shapes' box, the paper's beyond it") {
   // Winners inside K <= 2048 made as a machine would whose panels may fill
   // 8 x L2 and whose re-reads run at a quarter of the bandwidth: the fit

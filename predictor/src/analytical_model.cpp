@@ -149,12 +149,13 @@ void check_prediction_request(const GemmShape& shape, int threads) {
 }
 
 AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction,
-                                 double reread_rate, double memory_stall)
+                                 double reread_rate, double memory_stall, double round_slab_fraction)
     : calibration_(calibration),
       l2_bytes_(l2_bytes),
       l2_fraction_(l2_fraction),
       reread_rate_(reread_rate),
-      memory_stall_(memory_stall) {}
+      memory_stall_(memory_stall),
+      round_slab_fraction_(round_slab_fraction) {}
 
 bool AnalyticalModel::calibrated() const {
   return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 && l2_bytes_ > 0;
@@ -201,11 +202,15 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     // Every thread streams at once, so each gets its share of the bandwidth.
     c.bandwidth = calibration_.beta_gbytes_per_s * 1e9 / threads;
     const std::int64_t layer_blocks = (g.kb + layers - 1) / layers;
-    for (int f = 1; f <= most_rounds(g, layers); ++f) {
+    const int most = most_rounds(g, layers);
+    for (int f = 1; f <= most; ++f) {
       c.rounds = f;
+      const double depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;
+      const bool deep = c.slab_elements * depth * in > round_slab_fraction_ * double(l2_bytes_) &&
+                        c.c_patch_bytes <= double(l2_bytes_);
+      if (layout == Layout::blocked && deep && f < most) continue;  // (see kRoundSlabL2Fraction)
       const double seconds =
-          config_seconds(c, double((layer_blocks + f - 1) / f) * g.blocks.bk,
-                         l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_, stall);
+          config_seconds(c, depth, l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_, stall);
       p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);
       // Fewer layers, then fewer rounds, unless clearly faster.
       if (seconds < best * (1 - 1e-9)) {

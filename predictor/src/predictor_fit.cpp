@@ -74,8 +74,9 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
 // The model's two fitted numbers for one thread count, from its tuned shapes:
 // the L2 fraction of one round's panels and the rate at which what L2 fails
 // to hold is fetched again -- the pair whose answers (the model's, or the
-// default's without calibration) have the lowest total regret on them. The
-// paper's 0.5 and kRereadRate come first, so they stay on ties. A large
+// default's without calibration) have the lowest total regret on them -- and
+// then whether the cap on a round's depth stays. The paper's 0.5,
+// kRereadRate and the cap come first, so they stay on ties. A large
 // fraction says that missing L2 costs little (a large, fast L3); a low rate
 // that re-reading A and B from beyond L2 stalls the kernel. The pair is only
 // as good as the shapes it was fitted on: it answers within their box, and
@@ -91,23 +92,36 @@ void ConfigPredictor::fit_l2_fraction(ThreadModel& m) const {
       for (const GemmShape& s : g->shapes) mn = std::max({mn, s.m, s.n}), k = std::max(k, s.k);
     }
   if (count < min_shapes_to_choose) return;
+  const auto total_regret = [&](const AnalyticalModel& candidate) {
+    double total = 0;
+    for (const ShapeGroup* g : tuned)
+      for (std::size_t i = 0; i < g->shapes.size(); ++i)
+        total +=
+            g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, m.threads, g->layout).knobs);
+    return total;
+  };
   double best = std::numeric_limits<double>::infinity();
   const AnalyticalModel original = m.unfitted;
   // Without a calibration only the default's L2 rule answers: the rate plays no part.
   const std::size_t rates = original.calibrated() ? candidate_reread_rates.size() : 1;
   for (std::size_t r = 0; r < rates; ++r)
     for (double fraction : candidate_l2_fractions) {
-      const AnalyticalModel candidate = original.with_fit(fraction, candidate_reread_rates[r]);
-      double total = 0;
-      for (const ShapeGroup* g : tuned)
-        for (std::size_t i = 0; i < g->shapes.size(); ++i)
-          total +=
-              g->regret(i, below_neighbours(candidate, g->shapes[i], g->dtype, m.threads, g->layout).knobs);
-      if (total < best) {
+      const AnalyticalModel candidate =
+          original.with_fit(fraction, candidate_reread_rates[r], original.round_slab_fraction());
+      if (const double total = total_regret(candidate); total < best) {
         best = total;
         m.model = candidate;
       }
     }
+  // Then whether the cap on a round's depth (kRoundSlabL2Fraction) pays on
+  // these shapes: it was chosen on shapes beyond the tuned sizes, and inside
+  // them some machines run deep rounds well (an older Zen 5's fp32 table, whose
+  // in-box hold-outs it cost 0.1-0.6 points of the model's regret). One more
+  // model run per shape rather than a third dimension of candidates: choosing
+  // it jointly with the pair measured the same on every shipped table.
+  const AnalyticalModel uncapped = original.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
+                                                     std::numeric_limits<double>::infinity());
+  if (total_regret(uncapped) < best) m.model = uncapped;
   m.fitted_mn = mn;
   m.fitted_k = k;
 }

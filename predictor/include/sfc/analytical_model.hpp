@@ -10,7 +10,8 @@
 // must fetch again where L2 does not hold one round's working set (the
 // paper's condition (1): the round's panels within `l2_fraction` of L2, and
 // the C tiles kept between rounds), at `reread_rate` of its bandwidth share.
-// The fastest configuration wins (fewer layers, then fewer rounds, on ties).
+// The fastest configuration wins (fewer layers, then fewer rounds, on ties),
+// among those whose rounds are shallow enough (kRoundSlabL2Fraction).
 // Costs about a microsecond.
 #pragma once
 #include <array>
@@ -49,6 +50,21 @@ inline constexpr double kRereadRate = 0.5;
 // shapes inside the tuned box cannot tell the stall from the L2 fraction.
 inline constexpr double kMemoryStall = 0.5;
 
+// The largest share of L2 that one tile's A and B slabs of a round (what one
+// kernel call streams: (bm + bn) x the round's K depth) may take in the
+// blocked entry, where a thread's C tiles stay in L2 (so that more rounds cost
+// no C traffic from memory): deeper rounds are not chosen there, unless no
+// more rounds fit the layer's K blocks. The roofline prices a deep round whose
+// slabs fit L2 like a shallow one, yet the tuned tables of two machines run it
+// slower: the time at each k_block_factor over the best one of the winner's
+// K_layers, binned by the slabs' share of L2, rises from about 2% at
+// 0.09-0.25 to 6-7% at 0.35 and 12-26% at 0.5-0.7 (Zen 5 bf16, Xeon fp32 and
+// AMX bf16; Zen 5 fp32 only from 1.4, where the fit may drop the cap). Chosen
+// on range hold-outs (docs/predictor.md). The row- and column-major entries,
+// which copy their operands first, run deeper rounds better (their excess
+// rises from 0.5-1.4 x L2), and a cap there moved nothing beyond the tuned box.
+inline constexpr double kRoundSlabL2Fraction = 0.3;
+
 // A plausible core of today (AVX-512 fp32, DDR5 bandwidth), for estimates
 // where this machine was never calibrated (ranking a shape record, online
 // tuning's candidates): it sets the ratio of compute to memory time that
@@ -68,18 +84,22 @@ class AnalyticalModel {
   // `calibration.beta_gbytes_per_s` is the bandwidth all threads reach
   // together (the GEMM's threads share it); gamma is per core, fp32.
   AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = kPanelL2Fraction,
-                  double reread_rate = kRereadRate, double memory_stall = kMemoryStall);
+                  double reread_rate = kRereadRate, double memory_stall = kMemoryStall,
+                  double round_slab_fraction = kRoundSlabL2Fraction);
 
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;
 
   double l2_fraction() const { return l2_fraction_; }
   double reread_rate() const { return reread_rate_; }
+  double round_slab_fraction() const { return round_slab_fraction_; }
   AnalyticalModel with_l2_fraction(double fraction) const {
-    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_, memory_stall_);
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_, memory_stall_,
+                           round_slab_fraction_);
   }
-  AnalyticalModel with_fit(double fraction, double reread_rate) const {
-    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate, memory_stall_);
+  AnalyticalModel with_fit(double fraction, double reread_rate, double round_slab_fraction) const {
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate, memory_stall_,
+                           round_slab_fraction);
   }
 
   // For a call through `layout`'s entry (the stall counts in the blocked one only).
@@ -97,6 +117,7 @@ class AnalyticalModel {
   double l2_fraction_;
   double reread_rate_;
   double memory_stall_;
+  double round_slab_fraction_;
 };
 
 }  // namespace sfc

@@ -135,6 +135,9 @@ class ConfigPredictor {
   // tuned shapes' sizes.
   double l2_fraction(int threads) const;
   double reread_rate(int threads) const;
+  // The share of L2 a round's tile slabs may take in the model's blocked
+  // answers (kRoundSlabL2Fraction; +infinity where the fit dropped the cap).
+  double round_slab_fraction(int threads) const;
   // True when the model tier can answer for `threads` threads (a calibrated
   // table of that or another thread count).
   bool has_model(int threads) const { return model(threads) != nullptr; }
@@ -150,12 +153,13 @@ class ConfigPredictor {
   GroupFor group(DType dtype, int threads, Layout layout) const;
   // The model of one thread count: its platform's calibration and L2 rule.
   // `model` carries the L2 fraction and re-read rate fitted to the tuned
-  // shapes, and answers within the box they span (`fitted_mn`: their largest
-  // M or N; `fitted_k`: their largest K); beyond it `unfitted` (the paper's
-  // numbers, or the fixed fraction) answers. Fitted inside 2048 and asked
-  // beyond, the fitted pair (8 x L2 at a quarter of the bandwidth, or 16-64 x L2)
-  // had the model's regret at 6-11% where the paper's was 3-4%
-  // (docs/predictor.md, "The fit's reach").
+  // shapes, and whether the round-depth cap stays, and answers within the
+  // box they span (`fitted_mn`: their largest M or N; `fitted_k`: their
+  // largest K); beyond it `unfitted` (the paper's numbers, or the fixed
+  // fraction) answers. Fitted inside 2048 and asked beyond, the fitted pair
+  // (8 x L2 at a quarter of the bandwidth, or 16-64 x L2) had the model's
+  // regret at 6-11% where the paper's was 3-4% (docs/predictor.md, "The
+  // fit's reach").
   struct ThreadModel {
     int threads;
     AnalyticalModel model;
