@@ -72,6 +72,22 @@ double flops_per_second(const Calibration& c, DType dtype) {
   return dtype == DType::f64 ? f32 / 2 : dtype == DType::bf16 ? f32 * 2 : f32;
 }
 
+// Whether gemm() on plain operands copies A, B and C as soon as there is more
+// than one round: where the blocks of its layout (the loop transposed for a
+// row-major call) leave a ragged M or N, C is written in place with one round
+// only (core/src/plan.cpp), and the copies cost more than rounds save. In the
+// tuned fp32 tables (two machines) one round won 37-38 of the 40 such
+// row-major shapes, and a second round took 1.5-3.5x the time on one column
+// of tiles (4x6619x9439: 7.3 ms at (1, 1), 22.6-25.3 ms at (1, 2..8)). Not bf16:
+// its loop A is packed into VNNI pairs whatever the rounds, and one round won
+// only 27-28 of 40 there.
+bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout layout) {
+  if (layout == Layout::blocked || dtype == DType::bf16) return false;
+  const GemmShape loop = layout == Layout::row_major ? GemmShape{shape.n, shape.m, shape.k} : shape;
+  const BlockSizes b = choose_blocks(loop, dtype, threads, layout);
+  return loop.m % b.bm != 0 || loop.n % b.bn != 0;
+}
+
 int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }
 
 // The engine runs at most a layer's K blocks as rounds (it clamps more).
@@ -178,6 +194,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
         "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "
         "and its L2 size");
   const Grid g = grid_of(shape, dtype, threads);
+  const bool one_round = copies_for_rounds(shape, dtype, threads, layout);
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);
@@ -202,7 +219,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     // Every thread streams at once, so each gets its share of the bandwidth.
     c.bandwidth = calibration_.beta_gbytes_per_s * 1e9 / threads;
     const std::int64_t layer_blocks = (g.kb + layers - 1) / layers;
-    const int most = most_rounds(g, layers);
+    const int most = one_round ? 1 : most_rounds(g, layers);
     for (int f = 1; f <= most; ++f) {
       c.rounds = f;
       const double depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;

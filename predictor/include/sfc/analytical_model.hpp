@@ -11,7 +11,9 @@
 // paper's condition (1): the round's panels within `l2_fraction` of L2, and
 // the C tiles kept between rounds), at `reread_rate` of its bandwidth share.
 // The fastest configuration wins (fewer layers, then fewer rounds, on ties),
-// among those whose rounds are shallow enough (kRoundSlabL2Fraction).
+// among those whose rounds are shallow enough (kRoundSlabL2Fraction), and
+// with one round where gemm() on plain fp32 or fp64 operands would copy them
+// all for more (a ragged M or N in its blocks).
 // Costs about a microsecond.
 #pragma once
 #include <array>
