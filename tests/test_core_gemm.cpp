@@ -139,17 +139,17 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
 
 TEST_CASE("core's own kernels: one-row tiles, and one column of tiles read in place, for every entry") {
   // The loop's M is 1 (M = 1 column-major or blocked, N = 1 row-major): the
-  // single-row kernel. One column of tiles with K divided and tight operands:
-  // nothing copied, bf16 up to 8 columns on the narrow kernel (12 on
-  // AVX512-BF16; wider: packed again); ragged M; a K of one block; K blocks that end in part of a
-  // vector (bk 50, and a ragged K: bf16's single-row kernel reads those under
-  // a mask), and bf16's narrow kernel's pairs of K: rows past the last 32
+  // single-row kernel; 2: its two-row form (fp32 and fp64). One column of tiles with K divided and tight
+  // operands: nothing copied, bf16 up to 8 columns on the narrow kernel (12 on AVX512-BF16; wider: packed
+  // again); ragged M; a K of one block; K blocks that end in part of a vector (bk 50, and a ragged K: bf16's
+  // single-row kernel reads those under a mask), and bf16's narrow kernel's pairs of K: rows past the last 32
   // (masked), K blocks of 50 and 46 (passes of 2 and 1 pairs). Several layers
   // and rounds, 3 threads.
-  const GemmShape shapes[] = {{1, 300, 256}, {300, 1, 256}, {600, 5, 384}, {5, 600, 384},
-                              {601, 8, 384}, {8, 601, 384}, {600, 9, 384}, {9, 600, 384},
-                              {1, 1, 64},    {333, 3, 64},  {1, 70, 100},  {70, 1, 1001},
-                              {4, 70, 100},  {6, 45, 90},   {12, 130, 96}, {13, 70, 64}};
+  const GemmShape shapes[] = {{1, 300, 256}, {300, 1, 256}, {600, 5, 384}, {5, 600, 384}, {601, 8, 384},
+                              {8, 601, 384}, {600, 9, 384}, {9, 600, 384}, {1, 1, 64},    {333, 3, 64},
+                              {1, 70, 100},  {70, 1, 1001}, {4, 70, 100},  {6, 45, 90},   {12, 130, 96},
+                              {13, 70, 64},  {2, 300, 256}, {300, 2, 256}, {2, 70, 1001}, {70, 2, 100},
+                              {2, 1, 64},    {2, 5, 50}};
   const std::vector<DType> dtypes = dtypes_here();
   for (DType dtype : dtypes)
     for (const GemmShape& shape : shapes)

@@ -89,7 +89,11 @@ bool dispatch_by_block(TileKernels<Kernel>& k,
 
 // Builds the kernels of `map` for the plan's dtype; false if there are none.
 // A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
-// it on one lane. `narrow`: the map reads a plain A in place, one column of
+// it on one lane; of 2 in fp32 and fp64, its two-row form, where LIBXSMM ran
+// slower than on 3 rows (fp32, 2 threads, GFLOP/s, LIBXSMM -> two rows; oneDNN
+// 32-35): row-major 4096x2x4096 9.1 -> 49.6 (4096x3x4096 on LIBXSMM 51-53),
+// 8192x2x8192 9.3 -> 53.9, column-major 2x4096x4096 9.2 -> 48.6, blocked 28.6
+// -> 41.2; fp64 row-major 4096x2x4096 16.1 -> 21.8. `narrow`: the map reads a plain A in place, one column of
 // tiles no wider than narrow_columns(), and takes the narrow kernel.
 // `by_block`: LIBXSMM's plain kernels, one K block per call (fp32 and fp64;
 // see Impl::all_in_place_map). `k_tail`:
@@ -101,7 +105,10 @@ bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint 
   // last K block never streams (run_sfc_ca), nor do its tail kernels.
   const auto fill = [&](auto& kernels, const BlockSizes& b, bool streaming) -> bool {
     using Kernel = std::remove_cvref_t<decltype(kernels[0][0].first)>;
-    if (lda == 1 || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, lda != 1);
+    // One row, or two interleaved along K (fp32 and fp64; bf16's packed A is
+    // in VNNI pairs): core's row kernels.
+    const bool rows = lda == 1 || (lda == 2 && !std::is_same_v<Kernel, Bf16Kernel>);
+    if (rows || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, !rows);
     if constexpr (std::is_same_v<Kernel, F32Kernel>) {
       if (by_block) return dispatch_by_block(kernels, libxsmm_smmdispatch, b, map.at, lda, ldb, ldc);
       return dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,

@@ -11,7 +11,11 @@
 //   (bm = 1: neither a padded block nor bf16's VNNI pairs interleave anything)
 //   and each column of B is contiguous along K in every map, so the kernel
 //   reads both along K as dot products, four columns of B at a time (bf16 on
-//   AVX512-BF16: pairs of K multiplied by VDPBF16PS, single_row.cpp).
+//   AVX512-BF16: pairs of K multiplied by VDPBF16PS, single_row.cpp). Two
+//   rows (m = 2, fp32 and fp64) take its two-row form: blocks of two rows
+//   hold them interleaved along K (lda 2), and each vector pair of A splits
+//   into one vector per row; LIBXSMM ran such tiles slower still than one
+//   row (a row-major N of 2).
 // - Narrow (n <= narrow_columns(), A read in place): a plan with one column of
 //   tiles reads each A block once, so a plain call's A need not be packed
 //   (plan_impl.hpp, all_in_place_map). fp32 and fp64 read it in place with
@@ -67,7 +71,8 @@ struct SimdKernel {
   }
 };
 
-// `k` with the single-row kernel set (k.m must be 1, A contiguous along K).
+// `k` with the single-row kernel set (k.m must be 1, A contiguous along K;
+// fp32 and fp64 also k.lda 2: k.m 1 or 2 rows of A interleaved along K).
 template <class In, class Out>
 SimdKernel<In, Out> single_row_kernel(SimdKernel<In, Out> k);
 // `k` with the narrow kernel set (1 <= k.n <= narrow_columns<In>(), A plain).
