@@ -108,6 +108,14 @@ int divisor_or(int size, std::int64_t extent, int target, int multiple) {
 
 }  // namespace
 
+GemmShape loop_shape(const GemmShape& shape, Layout layout) {
+  return layout == Layout::row_major ? GemmShape{shape.n, shape.m, shape.k} : shape;
+}
+
+bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks) {
+  return loop.m % blocks.bm == 0 && loop.n % blocks.bn == 0;
+}
+
 BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   const DTypeConstants c = dtype_constants(dtype);
   BlockSizes b{split(shape.m, c.block_target_mn), split(shape.n, c.block_target_mn),

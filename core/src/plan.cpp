@@ -92,9 +92,10 @@ bool dispatch_by_block(TileKernels<Kernel>& k,
 // it on one lane; of 2 in fp32 and fp64, its two-row form, where LIBXSMM ran
 // slower than on 3 rows (fp32, 2 threads, GFLOP/s, LIBXSMM -> two rows; oneDNN
 // 32-35): row-major 4096x2x4096 9.1 -> 49.6 (4096x3x4096 on LIBXSMM 51-53),
-// 8192x2x8192 9.3 -> 53.9, column-major 2x4096x4096 9.2 -> 48.6, blocked 28.6
-// -> 41.2; fp64 row-major 4096x2x4096 16.1 -> 21.8. `narrow`: the map reads a plain A in place, one column of
-// tiles no wider than narrow_columns(), and takes the narrow kernel.
+// 8192x2x8192 9.3 -> 53.9, column-major 2x4096x4096 9.2 -> 48.6, blocked
+// 28.6 -> 41.2; fp64 row-major 4096x2x4096 16.1 -> 21.8. `narrow`: the map
+// reads a plain A in place, one column of tiles no wider than
+// narrow_columns(), and takes the narrow kernel.
 // `by_block`: LIBXSMM's plain kernels, one K block per call (fp32 and fp64;
 // see Impl::all_in_place_map). `k_tail`:
 // the map reads an operand in place along K, and K has a shorter last block
@@ -283,7 +284,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   Impl& p = *impl_;
   p.transposed = request.layout == Layout::row_major;
   p.user_shape = request.shape;
-  p.shape = p.transposed ? GemmShape{request.shape.n, request.shape.m, request.shape.k} : request.shape;
+  p.shape = loop_shape(request.shape, request.layout);
   p.dtype = request.dtype;
   p.amx = p.dtype == DType::bf16 && amx_enabled();
   p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
@@ -374,8 +375,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   // contiguous block (777x1555x999 (2,6) 1.18-1.31x, 1009x97x2003 (3,8)
   // 1.01-1.18x).
   const GemmShape& s = p.shape;
-  const bool ragged = s.m % bm != 0 || s.n % bn != 0;
-  if (p.plain && (!ragged || p.rounds == 1)) {
+  if (p.plain && (c_in_place_over_rounds(s, p.blocks) || p.rounds == 1)) {
     Addressing c_in_place = p.blocked_map.at;
     c_in_place.c_row_block = bm;
     c_in_place.c_col_block = bn * s.m;

@@ -83,9 +83,8 @@ double flops_per_second(const Calibration& c, DType dtype) {
 // only 27-28 of 40 there.
 bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   if (layout == Layout::blocked || dtype == DType::bf16) return false;
-  const GemmShape loop = layout == Layout::row_major ? GemmShape{shape.n, shape.m, shape.k} : shape;
-  const BlockSizes b = choose_blocks(loop, dtype, threads, layout);
-  return loop.m % b.bm != 0 || loop.n % b.bn != 0;
+  const GemmShape loop = loop_shape(shape, layout);
+  return !c_in_place_over_rounds(loop, choose_blocks(loop, dtype, threads, layout));
 }
 
 int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }

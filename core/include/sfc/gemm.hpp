@@ -75,6 +75,15 @@ struct BlockSizes {
 // row-major plan asks it for its transposed problem).
 BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout = Layout::blocked);
 
+// The column-major problem a plan for `layout` runs: a row-major call's
+// C = A B as C^T = B^T A^T (M and N swapped), the others as they are.
+GemmShape loop_shape(const GemmShape& shape, Layout layout);
+
+// Whether gemm() on plain operands writes C in place over several rounds: the
+// blocks divide the loop's M and N. Where they do not, C is written in place
+// with one round only, and copied (A and B packed with it) for more.
+bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks);
+
 struct PlanRequest {
   GemmShape shape;
   DType dtype = DType::f32;
