@@ -219,12 +219,13 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     c.bandwidth = calibration_.beta_gbytes_per_s * 1e9 / threads;
     const std::int64_t layer_blocks = (g.kb + layers - 1) / layers;
     const int most = one_round ? 1 : most_rounds(g, layers);
+    // Rounds kept shallow where extra ones re-read no C (see kRoundSlabL2Fraction).
+    const bool capped = layout == Layout::blocked && c.c_patch_bytes <= double(l2_bytes_);
     for (int f = 1; f <= most; ++f) {
       c.rounds = f;
       const double depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;
-      const bool deep = c.slab_elements * depth * in > round_slab_fraction_ * double(l2_bytes_) &&
-                        c.c_patch_bytes <= double(l2_bytes_);
-      if (layout == Layout::blocked && deep && f < most) continue;  // (see kRoundSlabL2Fraction)
+      if (capped && f < most && c.slab_elements * depth * in > round_slab_fraction_ * double(l2_bytes_))
+        continue;
       const double seconds =
           config_seconds(c, depth, l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_, stall);
       p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);

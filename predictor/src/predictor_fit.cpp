@@ -118,10 +118,13 @@ void ConfigPredictor::fit_l2_fraction(ThreadModel& m) const {
   // them some machines run deep rounds well (an older Zen 5's fp32 table, whose
   // in-box hold-outs it cost 0.1-0.6 points of the model's regret). One more
   // model run per shape rather than a third dimension of candidates: choosing
-  // it jointly with the pair measured the same on every shipped table.
-  const AnalyticalModel uncapped = original.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
-                                                     std::numeric_limits<double>::infinity());
-  if (total_regret(uncapped) < best) m.model = uncapped;
+  // it jointly with the pair measured the same on every shipped table. (The
+  // default's L2 rule, all that answers without a calibration, has no cap.)
+  if (original.calibrated()) {
+    const AnalyticalModel uncapped = original.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
+                                                       std::numeric_limits<double>::infinity());
+    if (total_regret(uncapped) < best) m.model = uncapped;
+  }
   m.fitted_mn = mn;
   m.fitted_k = k;
 }
