@@ -128,6 +128,10 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
   CHECK(GemmPlan(r).copies(Layout::col_major, 67, 512, 67) == all);
   r.shape = exact.shape;  // and written in place on a divided one
   CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});
+  r.shape = one_column.shape;  // and on one column of tiles, ragged or not: nothing copied
+  r.blocks = one_column.blocks;
+  CHECK(GemmPlan(r).copies(Layout::col_major, 300, 517, 300) == GemmCopies{false, false, false});
+  r.blocks = exact.blocks;
   r.k_block_factor = 1;
   r.shape = exact.shape;
   r.dtype = DType::bf16;  // A in VNNI pairs, packed; B and C in place as for fp32
@@ -476,7 +480,9 @@ TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere"
       CHECK(in_place.rel_error <= in_place.bound);
       // Tall tiles (a K of one block), and one column and one
       // row of tiles, whose operands are packed (in VNNI pairs) panel by panel.
-      for (GemmShape thin : {GemmShape{600, 300, 16}, GemmShape{20, 600, 390}, GemmShape{600, 20, 390}}) {
+      // One column of tiles ragged in M (601) keeps C in place over the rounds.
+      for (GemmShape thin : {GemmShape{600, 300, 16}, GemmShape{20, 600, 390}, GemmShape{600, 20, 390},
+                             GemmShape{20, 601, 390}, GemmShape{601, 20, 390}}) {
         r.shape = thin;
         GemmPlan plan(r);
         const CheckResult res_thin = check_against_reference(plan, layout);

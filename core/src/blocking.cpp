@@ -113,7 +113,7 @@ GemmShape loop_shape(const GemmShape& shape, Layout layout) {
 }
 
 bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks) {
-  return loop.m % blocks.bm == 0 && loop.n % blocks.bn == 0;
+  return (loop.m % blocks.bm == 0 && loop.n % blocks.bn == 0) || loop.n <= blocks.bn;
 }
 
 BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout) {

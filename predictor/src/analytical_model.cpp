@@ -78,7 +78,8 @@ double flops_per_second(const Calibration& c, DType dtype) {
 // only (core/src/plan.cpp), and the copies cost more than rounds save. In the
 // tuned fp32 tables (two machines) one round won 37-38 of the 40 such
 // row-major shapes, and a second round took 1.5-3.5x the time on one column
-// of tiles (4x6619x9439: 7.3 ms at (1, 1), 22.6-25.3 ms at (1, 2..8)). Not bf16:
+// of tiles (4x6619x9439: 7.3 ms at (1, 1), 22.6-25.3 ms at (1, 2..8)), which
+// has since kept C in place over rounds (c_in_place_over_rounds). Not bf16:
 // its loop A is packed into VNNI pairs whatever the rounds, and one round won
 // only 27-28 of 40 there.
 bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout layout) {

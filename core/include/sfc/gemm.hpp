@@ -80,8 +80,9 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
 GemmShape loop_shape(const GemmShape& shape, Layout layout);
 
 // Whether gemm() on plain operands writes C in place over several rounds: the
-// blocks divide the loop's M and N. Where they do not, C is written in place
-// with one round only, and copied (A and B packed with it) for more.
+// blocks divide the loop's M and N, or its N fits one block (one column of
+// tiles). Elsewhere C is written in place with one round only, and copied (A
+// and B packed with it) for more.
 bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks);
 
 struct PlanRequest {
