@@ -134,23 +134,27 @@ TEST_CASE("model: the blocked entry keeps a round's tile slabs within a share of
 }
 
 TEST_CASE("model: plain fp32 operands that gemm() would copy for more rounds take one") {
-  // 100 x 1009 x 1000 row-major: the loop's M (1009, a prime) is ragged in
-  // its blocks and its N (100) two columns of tiles, so gemm() writes C in
+  // 128 x 1009 x 1000 row-major: the loop's M (1009, a prime) is ragged in
+  // its blocks and its N (128) two columns of tiles, so gemm() writes C in
   // place with one round only and copies A, B and C for more (1.5-3.5x
-  // slower measured). The model answers one round there, whatever its
-  // roofline says of rounds.
-  const GemmShape ragged{100, 1009, 1000};
+  // slower measured). The model answers one round there, where on the same
+  // shape with M divided (1024) its roofline (memory at 10 GB/s) wants six.
+  const GemmShape ragged{128, 1009, 1000}, divided{128, 1024, 1000};
   PlanRequest request{.shape = ragged, .dtype = DType::f32, .threads = 2, .layout = Layout::row_major};
   CHECK_FALSE(GemmPlan(request).copies(Layout::row_major, ragged.k, ragged.n, ragged.n).c);
   request.k_block_factor = 2;
   REQUIRE(GemmPlan(request).copies(Layout::row_major, ragged.k, ragged.n, ragged.n).c);
-  const AnalyticalModel model(Calibration{200, 60}, l2);
+  const AnalyticalModel model(Calibration{200, 10}, l2);
+  REQUIRE(model.predict(divided, DType::f32, 2, Layout::row_major).knobs.k_block_factor > 1);
   CHECK(model.predict(ragged, DType::f32, 2, Layout::row_major).knobs.k_block_factor == 1);
-  CHECK(model.predict({100, 6619, 9439}, DType::f32, 2, Layout::row_major).knobs.k_block_factor == 1);
   // One column of tiles (the loop's N, 4, within one block) keeps C in place
-  // over rounds, ragged or not: nothing for the rule to avoid.
+  // over rounds, ragged or not: nothing for the rule to avoid, and the model
+  // answers rounds there as where M is divided.
   request.shape = {4, 1009, 1000};
   CHECK_FALSE(GemmPlan(request).copies(Layout::row_major, 1000, 1009, 1009).c);
+  CHECK(model.predict({4, 1009, 1000}, DType::f32, 2, Layout::row_major).knobs ==
+        model.predict({4, 1024, 1000}, DType::f32, 2, Layout::row_major).knobs);
+  CHECK(model.predict({4, 1009, 1000}, DType::f32, 2, Layout::row_major).knobs.k_block_factor > 1);
 }
 
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {
