@@ -147,14 +147,26 @@ TEST_CASE("model: plain fp32 operands that gemm() would copy for more rounds tak
   const AnalyticalModel model(Calibration{200, 10}, l2);
   REQUIRE(model.predict(divided, DType::f32, 2, Layout::row_major).knobs.k_block_factor > 1);
   CHECK(model.predict(ragged, DType::f32, 2, Layout::row_major).knobs.k_block_factor == 1);
-  // One column of tiles (the loop's N, 4, within one block) keeps C in place
+  // One column of tiles (the loop's N, 64, within one block) keeps C in place
   // over rounds, ragged or not: nothing for the rule to avoid, and the model
   // answers rounds there as where M is divided.
-  request.shape = {4, 1009, 1000};
+  request.shape = {64, 1009, 1000};
   CHECK_FALSE(GemmPlan(request).copies(Layout::row_major, 1000, 1009, 1009).c);
-  CHECK(model.predict({4, 1009, 1000}, DType::f32, 2, Layout::row_major).knobs ==
-        model.predict({4, 1024, 1000}, DType::f32, 2, Layout::row_major).knobs);
-  CHECK(model.predict({4, 1009, 1000}, DType::f32, 2, Layout::row_major).knobs.k_block_factor > 1);
+  CHECK(model.predict({64, 1009, 1000}, DType::f32, 2, Layout::row_major).knobs ==
+        model.predict({64, 1024, 1000}, DType::f32, 2, Layout::row_major).knobs);
+  CHECK(model.predict({64, 1009, 1000}, DType::f32, 2, Layout::row_major).knobs.k_block_factor > 1);
+}
+
+TEST_CASE("model: shapes with M or N below kOneRoundBelow take one round") {
+  // 4 x 1024 x 1000 and its transpose: where memory is slow (10 GB/s) the
+  // roofline alone answers rounds (as for 64 x 1024 x 1000), thin or not.
+  const AnalyticalModel model(Calibration{200, 10}, l2);
+  for (Layout layout : {Layout::blocked, Layout::row_major, Layout::col_major}) {
+    CAPTURE(to_string(layout));
+    CHECK(model.predict({4, 1024, 1000}, DType::f32, 2, layout).knobs.k_block_factor == 1);
+    CHECK(model.predict({1024, 4, 1000}, DType::f32, 2, layout).knobs.k_block_factor == 1);
+    CHECK(model.predict({64, 1024, 1000}, DType::f32, 2, layout).knobs.k_block_factor > 1);
+  }
 }
 
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {

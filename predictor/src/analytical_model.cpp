@@ -194,7 +194,8 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
         "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "
         "and its L2 size");
   const Grid g = grid_of(shape, dtype, threads);
-  const bool one_round = copies_for_rounds(shape, dtype, threads, layout);
+  const bool one_round =
+      copies_for_rounds(shape, dtype, threads, layout) || std::min(shape.m, shape.n) < kOneRoundBelow;
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);

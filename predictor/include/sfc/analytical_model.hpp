@@ -67,6 +67,15 @@ inline constexpr double kMemoryStall = 0.5;
 // rises from 0.5-1.4 x L2), and a cap there moved nothing beyond the tuned box.
 inline constexpr double kRoundSlabL2Fraction = 0.3;
 
+// Shapes with M or N below this take one round (k_block_factor 1): a thin C
+// has little to re-read per round and its thin operand's panel stays in L2
+// whatever the rounds, so rounds only add kernel calls over short K slices.
+// The roofline cannot see that cost and answered rounds there. Measured on
+// the tuned tables' thin shapes (Zen 5, --holdout 0.5, seeds 1-4), the model's
+// mean regret: fp32 row-major 7.75 -> 7.03%, bf16 row-major 9.47 -> 6.99%,
+// bf16 blocked 7.94 -> 7.23% (docs/predictor.md, "Thin shapes: one round").
+inline constexpr std::int64_t kOneRoundBelow = 64;
+
 // A plausible core of today (AVX-512 fp32, DDR5 bandwidth), for estimates
 // where this machine was never calibrated (ranking a shape record, online
 // tuning's candidates): it sets the ratio of compute to memory time that
