@@ -167,6 +167,11 @@ TEST_CASE("model: shapes with M or N below kOneRoundBelow take one round") {
     CHECK(model.predict({1024, 4, 1000}, DType::f32, 2, layout).knobs.k_block_factor == 1);
     CHECK(model.predict({64, 1024, 1000}, DType::f32, 2, layout).knobs.k_block_factor > 1);
   }
+  // The L2 rule alone (no calibration) likewise: 32 x 2048 x 2048 would ask for rounds by its panels.
+  const AnalyticalModel uncalibrated({}, l2);
+  CHECK(uncalibrated.block_factor({32, 2048, 2048}, DType::f32, 2, 1) == 1);
+  CHECK(uncalibrated.block_factor({2048, 32, 2048}, DType::f32, 2, 1) == 1);
+  CHECK(uncalibrated.block_factor({64, 2048, 2048}, DType::f32, 2, 1) > 1);
 }
 
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {

@@ -179,7 +179,7 @@ bool AnalyticalModel::calibrated() const {
 
 int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads, int k_layers) const {
   check_prediction_request(shape, threads);
-  if (l2_bytes_ == 0) return 1;
+  if (l2_bytes_ == 0 || std::min(shape.m, shape.n) < kOneRoundBelow) return 1;
   const Grid g = grid_of(shape, dtype, threads);
   const int layers = std::clamp(k_layers, 1, usable_layers(g));
   return fitting_block_factor(g, thread_share(g, layers, threads), layers, dtype,

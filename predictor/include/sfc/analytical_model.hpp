@@ -118,8 +118,9 @@ class AnalyticalModel {
   ModelPrediction predict(const GemmShape& shape, DType dtype, int threads,
                           Layout layout = Layout::blocked) const;
 
-  // The L2 rule alone (needs only the L2 size; 1 when it is unknown): the
-  // smallest k_block_factor whose per-thread A and B panels of one round fit.
+  // The L2 rule alone (needs only the L2 size; 1 when it is unknown, and for
+  // shapes with M or N below kOneRoundBelow): the smallest k_block_factor
+  // whose per-thread A and B panels of one round fit.
   int block_factor(const GemmShape& shape, DType dtype, int threads, int k_layers) const;
 
  private:
