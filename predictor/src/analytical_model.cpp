@@ -88,6 +88,9 @@ bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout 
   return !c_in_place_over_rounds(loop, choose_blocks(loop, dtype, threads, layout));
 }
 
+// Whether `shape` is thin enough to take one round (see kOneRoundBelow).
+bool thin_for_rounds(const GemmShape& shape) { return std::min(shape.m, shape.n) < kOneRoundBelow; }
+
 int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }
 
 // The engine runs at most a layer's K blocks as rounds (it clamps more).
@@ -179,7 +182,7 @@ bool AnalyticalModel::calibrated() const {
 
 int AnalyticalModel::block_factor(const GemmShape& shape, DType dtype, int threads, int k_layers) const {
   check_prediction_request(shape, threads);
-  if (l2_bytes_ == 0 || std::min(shape.m, shape.n) < kOneRoundBelow) return 1;
+  if (l2_bytes_ == 0 || thin_for_rounds(shape)) return 1;
   const Grid g = grid_of(shape, dtype, threads);
   const int layers = std::clamp(k_layers, 1, usable_layers(g));
   return fitting_block_factor(g, thread_share(g, layers, threads), layers, dtype,
@@ -194,8 +197,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
         "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "
         "and its L2 size");
   const Grid g = grid_of(shape, dtype, threads);
-  const bool one_round =
-      copies_for_rounds(shape, dtype, threads, layout) || std::min(shape.m, shape.n) < kOneRoundBelow;
+  const bool one_round = copies_for_rounds(shape, dtype, threads, layout) || thin_for_rounds(shape);
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);
