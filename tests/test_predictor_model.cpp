@@ -174,6 +174,24 @@ TEST_CASE("model: shapes with M or N below kOneRoundBelow take one round") {
   CHECK(uncalibrated.block_factor({64, 2048, 2048}, DType::f32, 2, 1) > 1);
 }
 
+TEST_CASE("model: a thin shape through a plain layout is priced on the grid that runs") {
+  // 2491 x 7 x 4183 row-major runs one row of 312 tiles 7 x 8 (the loop is the
+  // transpose, and a thin M of the loop takes thin columns), which all share
+  // one A row block: one layer wins in the tables (fp32 and bf16, Zen 5). The
+  // blocked grid of the shape, one column of 39 tiles 64 x 7, re-reads its
+  // panels over the long K and wanted layers. Zen 5's calibration and fit
+  // (gamma 208 GFLOP/s per core, beta 34 GB/s, l2_fraction 2.0).
+  const AnalyticalModel zen5(Calibration{208.1, 33.8}, l2, 2.0);
+  const GemmShape thin{2491, 7, 4183};
+  const BlockSizes runs =
+      choose_blocks(loop_shape(thin, Layout::row_major), DType::f32, 2, Layout::row_major);
+  REQUIRE(runs.bm == 7);
+  REQUIRE(runs.bn == 8);
+  CHECK(zen5.predict(thin, DType::f32, 2, Layout::row_major).knobs == Knobs{1, 1});
+  CHECK(zen5.predict({7, 2491, 4183}, DType::f32, 2, Layout::col_major).knobs == Knobs{1, 1});
+  CHECK(zen5.predict({8608, 5, 6784}, DType::bf16, 2, Layout::row_major).knobs.k_layers == 1);
+}
+
 TEST_CASE("model: k_block_factor is the smallest that fits the panels in L2") {
   const AnalyticalModel model(fast_memory, l2, 0.5);
   // 128 x 128 x 256, 2 threads: each thread's patch is 64 x 128 (one 64 row

@@ -23,6 +23,29 @@ Grid grid_of(const GemmShape& shape, DType dtype, int threads) {
   return {b, (shape.m + b.bm - 1) / b.bm, (shape.n + b.bn - 1) / b.bn, (shape.k + b.bk - 1) / b.bk};
 }
 
+// Whether `shape` is thin enough to take one round (see kOneRoundBelow).
+bool thin_for_rounds(const GemmShape& shape) { return std::min(shape.m, shape.n) < kOneRoundBelow; }
+
+// The grid predict() prices. A thin shape through a plain layout runs on a
+// grid of another kind than the blocked one of its own shape: the loop of a
+// row-major call is the transpose, and plain operands take tall tiles or thin
+// columns (core/src/blocking.cpp), so that 2491x7x4183 row-major runs one row
+// of 312 tiles 7 x 8, not one column of 39 tiles 64 x 7. Priced on the grid
+// that runs, the model's regret on the thin row-major shapes with a small N
+// fell from 11.3% to 2.9% (fp32) and 10.2% to 3.7% (bf16), where a single
+// layer wins and the blocked grid's patches had it re-reading panels that
+// one row of tiles shares; on those with a small M it rose from 8.6% to 12.0%
+// (fp32; bf16 10.2% to 10.3%): layers win there over a long K for a reason
+// the roofline does not price (docs/predictor.md, "Thin shapes: the grid
+// that runs"). Elsewhere the blocked grid of the shape measured better (the
+// layout's grid for every shape: fp32 row-major 2.6% -> 3.0%).
+Grid priced_grid(const GemmShape& shape, DType dtype, int threads, Layout layout) {
+  if (!thin_for_rounds(shape)) return grid_of(shape, dtype, threads);
+  const GemmShape loop = loop_shape(shape, layout);
+  const BlockSizes b = choose_blocks(loop, dtype, threads, layout);
+  return {b, (loop.m + b.bm - 1) / b.bm, (loop.n + b.bn - 1) / b.bn, (loop.k + b.bk - 1) / b.bk};
+}
+
 // Sides (in tiles) of `tiles` consecutive tiles of the Gilbert curve over an
 // mb x nb grid. The curve's recursion bisects the longer side (the paper's
 // Lemma 1), so a patch of 1/2^e of the grid is the grid with its longer side
@@ -87,9 +110,6 @@ bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout 
   const GemmShape loop = loop_shape(shape, layout);
   return !c_in_place_over_rounds(loop, choose_blocks(loop, dtype, threads, layout));
 }
-
-// Whether `shape` is thin enough to take one round (see kOneRoundBelow).
-bool thin_for_rounds(const GemmShape& shape) { return std::min(shape.m, shape.n) < kOneRoundBelow; }
 
 int usable_layers(const Grid& g) { return int(std::min<std::int64_t>(kMaxKLayers, g.kb)); }
 
@@ -196,7 +216,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     throw Error(
         "the analytical model needs the platform's calibration (run `sfc-tune calibrate`) "
         "and its L2 size");
-  const Grid g = grid_of(shape, dtype, threads);
+  const Grid g = priced_grid(shape, dtype, threads, layout);
   const bool one_round = copies_for_rounds(shape, dtype, threads, layout) || thin_for_rounds(shape);
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
