@@ -175,6 +175,7 @@ struct PolicyChoice {
   double l2_fraction;          // of the model and default tiers
   double reread_rate;          // the model's, of a thread's bandwidth share
   double round_slab_fraction;  // of L2, a round's tile slabs in its blocked answers (inf: no cap)
+  double shared_slab_room;     // tiles' slabs L2 holds for consecutive tiles to share one
 };
 
 // The policy's mean regret per tier that answered, printed and as JSON.
@@ -239,9 +240,9 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
   std::fprintf(out, "regret = time(predicted) / time(best) - 1 over %zu test shapes\n", r.shapes.size());
   std::fprintf(out,
                "(the policy's nearest tier: %s rule within log2 distance %g, for thin shapes %s within %g;"
-               " L2 fraction %g, re-read rate %g, round slabs within %g of L2%s)\n",
+               " L2 fraction %g, re-read rate %g, round slabs within %g of L2, room for %g tiles' slabs%s)\n",
                policy.rule.c_str(), policy.max_distance, policy.thin_rule.c_str(), policy.thin_max_distance,
-               policy.l2_fraction, policy.reread_rate, policy.round_slab_fraction,
+               policy.l2_fraction, policy.reread_rate, policy.round_slab_fraction, policy.shared_slab_room,
                o.predictor.l2_fraction
                    ? ""
                    : " within the tuned shapes' sizes; the paper's fraction and rate, and the cap, beyond");
@@ -299,6 +300,7 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
                                       {"l2_fraction", distance_json(policy.l2_fraction)},
                                       {"reread_rate", policy.reread_rate},
                                       {"round_slab_fraction", distance_json(policy.round_slab_fraction)},
+                                      {"shared_slab_room", policy.shared_slab_room},
                                       {"regret", regret},
                                       {"floor", floor_json},
                                       {"policy_tiers", tiers},
@@ -353,7 +355,8 @@ void run_evaluate(const EvaluateOptions& o) {
       predictor.policy_max_distance(dtype, threads, layout, ShapeRegime::thin),
       predictor.l2_fraction(threads),
       predictor.reread_rate(threads),
-      predictor.round_slab_fraction(threads)};
+      predictor.round_slab_fraction(threads),
+      predictor.shared_slab_room(threads)};
   const RegretReport report = evaluate_regret(predictor, std::move(split.tests), timer);
   std::optional<NoiseFloor> floor;
   if (!o.floor_db.empty()) {

@@ -213,6 +213,34 @@ TEST_CASE("policy: the fit drops the cap on a round's depth where the tuned shap
   CHECK(kept.round_slab_fraction(2) == kRoundSlabL2Fraction);
 }
 
+TEST_CASE("policy: the fit chooses the room L2 needs for a shared slab from the tuned shapes") {
+  // Winners made as a machine would whose L2 keeps a shared slab with room
+  // for one tile's slabs (kTightSharedSlabRoom), where memory is slow enough
+  // for re-reads to decide: fitted, the model takes that room and answers
+  // those winners; winners made with the default room keep it.
+  const Calibration slow{100, 10};
+  const AnalyticalModel tight(slow, 1 << 20, kPanelL2Fraction, kRereadRate, kMemoryStall,
+                              kRoundSlabL2Fraction, kTightSharedSlabRoom);
+  const AnalyticalModel roomy(slow, 1 << 20);
+  std::vector<TunedShape> tight_winners, roomy_winners;
+  int differ = 0;
+  for (std::int64_t mn : {512, 1024, 2048})
+    for (std::int64_t k : {2048, 3072, 4096, 8192}) {
+      const GemmShape s{mn, mn, k};
+      const Knobs t = tight.predict(s, DType::f32, 2).knobs, r = roomy.predict(s, DType::f32, 2).knobs;
+      differ += t != r;
+      tight_winners.push_back(synthetic_shape(s, t));
+      roomy_winners.push_back(synthetic_shape(s, r));
+    }
+  REQUIRE(differ > 0);
+  const ConfigPredictor fitted({synthetic_table(tight_winners, slow)});
+  CHECK(fitted.shared_slab_room(2) == kTightSharedSlabRoom);
+  for (const TunedShape& s : tight_winners)
+    CHECK(fitted.predict(Predictor::model, s.shape, DType::f32, 2) == Knobs{s.k_layers, s.k_block_factor});
+  const ConfigPredictor kept({synthetic_table(roomy_winners, slow)});
+  CHECK(kept.shared_slab_room(2) == kSharedSlabRoom);
+}
+
 TEST_CASE("policy: the fitted model answers within the tuned shapes' box, the paper's beyond it") {
   // Winners inside K <= 2048 made as a machine would whose panels may fill
   // 8 x L2 and whose re-reads run at a quarter of the bandwidth: the fit

@@ -154,9 +154,10 @@ struct ConfigCosts {
 // - A and B: when one round's panels of the thread's patch fit the budget,
 //   every element is read once per round (no re-reads). Otherwise the tiles
 //   lose the panel reuse: consecutive tiles of the curve share one of their
-//   two slabs, which survives while two tiles' slabs fit in L2, so each tile
-//   reads about one new slab; when not even that fits (a long K depth per
-//   kernel call), both, streaming through the kernel.
+//   two slabs, which survives while `room` tiles' slabs fit in L2 (see
+//   kSharedSlabRoom), so each tile reads about one new slab; when not even
+//   that fits (a long K depth per kernel call), both, streaming through the
+//   kernel.
 // - C: an extra round re-reads and re-writes the thread's C tiles, free only
 //   while they stay in cache next to one round's panels.
 // Re-reads stream at `reread_rate` of the thread's bandwidth share: one
@@ -165,12 +166,12 @@ struct ConfigCosts {
 // `memory_stall` of the compulsory traffic's time is added to the FLOPs
 // rather than hidden behind them (see kMemoryStall).
 double config_seconds(const ConfigCosts& c, double round_depth, double budget, double l2_bytes,
-                      double reread_rate, double memory_stall) {
+                      double reread_rate, double memory_stall, double room) {
   const double round_panels = c.panel_elements * round_depth * c.input_bytes;
   const double slabs = c.slab_elements * round_depth * c.input_bytes;  // one tile's A and B slabs
   double reread = 0;
   if (round_panels > budget)
-    reread = c.tiles * c.slab_elements * c.k_depth * c.input_bytes * (2 * slabs <= l2_bytes ? 0.5 : 1.0);
+    reread = c.tiles * c.slab_elements * c.k_depth * c.input_bytes * (room * slabs <= l2_bytes ? 0.5 : 1.0);
   if (c.rounds > 1 && c.c_patch_bytes + round_panels > budget) reread += (c.rounds - 1) * 2 * c.c_patch_bytes;
   const double memory = c.memory_bytes / c.bandwidth;
   return std::max({c.compute_seconds + memory_stall * memory, memory, reread / (reread_rate * c.bandwidth)}) +
@@ -188,13 +189,15 @@ void check_prediction_request(const GemmShape& shape, int threads) {
 }
 
 AnalyticalModel::AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction,
-                                 double reread_rate, double memory_stall, double round_slab_fraction)
+                                 double reread_rate, double memory_stall, double round_slab_fraction,
+                                 double shared_slab_room)
     : calibration_(calibration),
       l2_bytes_(l2_bytes),
       l2_fraction_(l2_fraction),
       reread_rate_(reread_rate),
       memory_stall_(memory_stall),
-      round_slab_fraction_(round_slab_fraction) {}
+      round_slab_fraction_(round_slab_fraction),
+      shared_slab_room_(shared_slab_room) {}
 
 bool AnalyticalModel::calibrated() const {
   return calibration_.gamma_gflops_per_core > 0 && calibration_.beta_gbytes_per_s > 0 && l2_bytes_ > 0;
@@ -250,8 +253,8 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
       const double depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;
       if (capped && f < most && c.slab_elements * depth * in > round_slab_fraction_ * double(l2_bytes_))
         continue;
-      const double seconds =
-          config_seconds(c, depth, l2_fraction_ * double(l2_bytes_), double(l2_bytes_), reread_rate_, stall);
+      const double seconds = config_seconds(c, depth, l2_fraction_ * double(l2_bytes_), double(l2_bytes_),
+                                            reread_rate_, stall, shared_slab_room_);
       p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);
       // Fewer layers, then fewer rounds, unless clearly faster.
       if (seconds < best * (1 - 1e-9)) {

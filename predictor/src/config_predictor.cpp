@@ -94,6 +94,11 @@ double ConfigPredictor::round_slab_fraction(int threads) const {
   return l2_rule_.model.round_slab_fraction();
 }
 
+double ConfigPredictor::shared_slab_room(int threads) const {
+  if (const ThreadModel* m = model(threads)) return m->model.shared_slab_room();
+  return l2_rule_.model.shared_slab_room();
+}
+
 // A layout without tuned shapes of its own borrows another's. Row-major
 // M x N x K runs the column-major loop on N x M x K (sfc/gemm.hpp), so each of
 // the two plain layouts borrows the other's shapes transposed; failing that,

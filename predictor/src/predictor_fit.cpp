@@ -123,7 +123,16 @@ void ConfigPredictor::fit_l2_fraction(ThreadModel& m) const {
   if (original.calibrated()) {
     const AnalyticalModel uncapped = original.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
                                                        std::numeric_limits<double>::infinity());
-    if (total_regret(uncapped) < best) m.model = uncapped;
+    if (const double total = total_regret(uncapped); total < best) {
+      best = total;
+      m.model = uncapped;
+    }
+    // And the room L2 needs for a slab shared by consecutive tiles to be read
+    // once (kSharedSlabRoom): one tile's slabs where the cache keeps them
+    // that well, as on the Zen 5's 1 MiB L2; likewise one more run per shape.
+    const AnalyticalModel roomy = m.model.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
+                                                   m.model.round_slab_fraction(), kTightSharedSlabRoom);
+    if (total_regret(roomy) < best) m.model = roomy;
   }
   m.fitted_mn = mn;
   m.fitted_k = k;

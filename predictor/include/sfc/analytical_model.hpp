@@ -76,6 +76,18 @@ inline constexpr double kRoundSlabL2Fraction = 0.3;
 // bf16 blocked 7.94 -> 7.23% (docs/predictor.md, "Thin shapes: one round").
 inline constexpr std::int64_t kOneRoundBelow = 64;
 
+// How many tiles' A and B slabs (one round's depth) L2 must hold for the slab
+// that consecutive tiles of the curve share to be read once. An LRU cache
+// needs room for one pair: the new tile's slabs take the lines of the old
+// tile's unshared slab, touched no later than the shared one's. Which room
+// measures better is the machine's, so the fit chooses (ConfigPredictor):
+// with one forced on every table, the Xeon's (2 MiB L2, `325b`) fp32 blocked
+// entry beyond 2048 went from 2.03% to 2.59%, the Zen 5's (1 MiB) fp32
+// row-major in-box hold-outs from 2.57% to 1.82% (docs/predictor.md, "Room for
+// a shared slab").
+inline constexpr double kSharedSlabRoom = 2.0;
+inline constexpr double kTightSharedSlabRoom = 1.0;  // the fit's other choice
+
 // A plausible core of today (AVX-512 fp32, DDR5 bandwidth), for estimates
 // where this machine was never calibrated (ranking a shape record, online
 // tuning's candidates): it sets the ratio of compute to memory time that
@@ -96,7 +108,8 @@ class AnalyticalModel {
   // together (the GEMM's threads share it); gamma is per core, fp32.
   AnalyticalModel(const Calibration& calibration, std::size_t l2_bytes, double l2_fraction = kPanelL2Fraction,
                   double reread_rate = kRereadRate, double memory_stall = kMemoryStall,
-                  double round_slab_fraction = kRoundSlabL2Fraction);
+                  double round_slab_fraction = kRoundSlabL2Fraction,
+                  double shared_slab_room = kSharedSlabRoom);
 
   // True when gamma, beta and the L2 size are all known; predict() needs it.
   bool calibrated() const;
@@ -104,13 +117,15 @@ class AnalyticalModel {
   double l2_fraction() const { return l2_fraction_; }
   double reread_rate() const { return reread_rate_; }
   double round_slab_fraction() const { return round_slab_fraction_; }
+  double shared_slab_room() const { return shared_slab_room_; }
   AnalyticalModel with_l2_fraction(double fraction) const {
     return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate_, memory_stall_,
-                           round_slab_fraction_);
+                           round_slab_fraction_, shared_slab_room_);
   }
-  AnalyticalModel with_fit(double fraction, double reread_rate, double round_slab_fraction) const {
-    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate, memory_stall_,
-                           round_slab_fraction);
+  AnalyticalModel with_fit(double fraction, double reread_rate, double round_slab_fraction,
+                           double shared_slab_room = kSharedSlabRoom) const {
+    return AnalyticalModel(calibration_, l2_bytes_, fraction, reread_rate, memory_stall_, round_slab_fraction,
+                           shared_slab_room);
   }
 
   // For a call through `layout`'s entry (the stall counts in the blocked one only).
@@ -130,6 +145,7 @@ class AnalyticalModel {
   double reread_rate_;
   double memory_stall_;
   double round_slab_fraction_;
+  double shared_slab_room_;
 };
 
 }  // namespace sfc

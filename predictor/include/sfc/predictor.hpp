@@ -138,6 +138,9 @@ class ConfigPredictor {
   // The share of L2 a round's tile slabs may take in the model's blocked
   // answers (kRoundSlabL2Fraction; +infinity where the fit dropped the cap).
   double round_slab_fraction(int threads) const;
+  // How many tiles' slabs L2 must hold for a shared one to be read once
+  // (kSharedSlabRoom, or the fit's choice).
+  double shared_slab_room(int threads) const;
   // True when the model tier can answer for `threads` threads (a calibrated
   // table of that or another thread count).
   bool has_model(int threads) const { return model(threads) != nullptr; }
