@@ -188,28 +188,42 @@ TEST_CASE("policy: the L2 fraction and the re-read rate are fitted to the tuned 
   CHECK(fixed_fraction.reread_rate(2) == kRereadRate);
 }
 
+namespace {
+// The blocked winners of `shapes` on two synthetic machines, each made by its
+// model, and how many of them differ.
+struct TwoMachines {
+  std::vector<TunedShape> first, second;
+  int differ = 0;
+};
+TwoMachines winners_on(const AnalyticalModel& first, const AnalyticalModel& second,
+                       const std::vector<GemmShape>& shapes) {
+  TwoMachines w;
+  for (const GemmShape& s : shapes) {
+    const Knobs a = first.predict(s, DType::f32, 2).knobs, b = second.predict(s, DType::f32, 2).knobs;
+    w.differ += a != b;
+    w.first.push_back(synthetic_shape(s, a));
+    w.second.push_back(synthetic_shape(s, b));
+  }
+  return w;
+}
+}  // namespace
+
 TEST_CASE("policy: the fit drops the cap on a round's depth where the tuned shapes run deep rounds well") {
   // Blocked winners made as a machine would that runs deep rounds at full
   // speed (no cap): fitted, the cap goes and the model answers those
   // winners; winners made with the cap keep it.
   const AnalyticalModel deep(calibrated, 1 << 20, kPanelL2Fraction, kRereadRate, kMemoryStall, INFINITY);
   const AnalyticalModel capped(calibrated, 1 << 20);
-  std::vector<TunedShape> deep_winners, capped_winners;
-  int differ = 0;
+  std::vector<GemmShape> shapes;
   for (std::int64_t mn : {64, 128, 192})
-    for (std::int64_t k : {1024, 1536, 2048}) {
-      const GemmShape s{mn, 4 * mn, k};
-      const Knobs d = deep.predict(s, DType::f32, 2).knobs, c = capped.predict(s, DType::f32, 2).knobs;
-      differ += d != c;
-      deep_winners.push_back(synthetic_shape(s, d));
-      capped_winners.push_back(synthetic_shape(s, c));
-    }
-  REQUIRE(differ > 0);
-  const ConfigPredictor uncapped({synthetic_table(deep_winners, calibrated)});
+    for (std::int64_t k : {1024, 1536, 2048}) shapes.push_back({mn, 4 * mn, k});
+  const TwoMachines w = winners_on(deep, capped, shapes);
+  REQUIRE(w.differ > 0);
+  const ConfigPredictor uncapped({synthetic_table(w.first, calibrated)});
   CHECK(std::isinf(uncapped.round_slab_fraction(2)));
-  for (const TunedShape& s : deep_winners)
+  for (const TunedShape& s : w.first)
     CHECK(uncapped.predict(Predictor::model, s.shape, DType::f32, 2) == Knobs{s.k_layers, s.k_block_factor});
-  const ConfigPredictor kept({synthetic_table(capped_winners, calibrated)});
+  const ConfigPredictor kept({synthetic_table(w.second, calibrated)});
   CHECK(kept.round_slab_fraction(2) == kRoundSlabL2Fraction);
 }
 
@@ -222,22 +236,16 @@ TEST_CASE("policy: the fit chooses the room L2 needs for a shared slab from the 
   const AnalyticalModel tight(slow, 1 << 20, kPanelL2Fraction, kRereadRate, kMemoryStall,
                               kRoundSlabL2Fraction, kTightSharedSlabRoom);
   const AnalyticalModel roomy(slow, 1 << 20);
-  std::vector<TunedShape> tight_winners, roomy_winners;
-  int differ = 0;
+  std::vector<GemmShape> shapes;
   for (std::int64_t mn : {512, 1024, 2048})
-    for (std::int64_t k : {2048, 3072, 4096, 8192}) {
-      const GemmShape s{mn, mn, k};
-      const Knobs t = tight.predict(s, DType::f32, 2).knobs, r = roomy.predict(s, DType::f32, 2).knobs;
-      differ += t != r;
-      tight_winners.push_back(synthetic_shape(s, t));
-      roomy_winners.push_back(synthetic_shape(s, r));
-    }
-  REQUIRE(differ > 0);
-  const ConfigPredictor fitted({synthetic_table(tight_winners, slow)});
+    for (std::int64_t k : {2048, 3072, 4096, 8192}) shapes.push_back({mn, mn, k});
+  const TwoMachines w = winners_on(tight, roomy, shapes);
+  REQUIRE(w.differ > 0);
+  const ConfigPredictor fitted({synthetic_table(w.first, slow)});
   CHECK(fitted.shared_slab_room(2) == kTightSharedSlabRoom);
-  for (const TunedShape& s : tight_winners)
+  for (const TunedShape& s : w.first)
     CHECK(fitted.predict(Predictor::model, s.shape, DType::f32, 2) == Knobs{s.k_layers, s.k_block_factor});
-  const ConfigPredictor kept({synthetic_table(roomy_winners, slow)});
+  const ConfigPredictor kept({synthetic_table(w.second, slow)});
   CHECK(kept.shared_slab_room(2) == kSharedSlabRoom);
 }
 
