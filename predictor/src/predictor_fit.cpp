@@ -75,8 +75,9 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
 // the L2 fraction of one round's panels and the rate at which what L2 fails
 // to hold is fetched again -- the pair whose answers (the model's, or the
 // default's without calibration) have the lowest total regret on them -- and
-// then whether the cap on a round's depth stays. The paper's 0.5,
-// kRereadRate and the cap come first, so they stay on ties. A large
+// then whether the cap on a round's depth stays, and how much room L2 needs
+// for a shared slab. The paper's 0.5, kRereadRate, the cap and
+// kSharedSlabRoom come first, so they stay on ties. A large
 // fraction says that missing L2 costs little (a large, fast L3); a low rate
 // that re-reading A and B from beyond L2 stalls the kernel. The pair is only
 // as good as the shapes it was fitted on: it answers within their box, and
@@ -130,9 +131,9 @@ void ConfigPredictor::fit_l2_fraction(ThreadModel& m) const {
     // And the room L2 needs for a slab shared by consecutive tiles to be read
     // once (kSharedSlabRoom): one tile's slabs where the cache keeps them
     // that well, as on the Zen 5's 1 MiB L2; likewise one more run per shape.
-    const AnalyticalModel roomy = m.model.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
+    const AnalyticalModel tight = m.model.with_fit(m.model.l2_fraction(), m.model.reread_rate(),
                                                    m.model.round_slab_fraction(), kTightSharedSlabRoom);
-    if (total_regret(roomy) < best) m.model = roomy;
+    if (total_regret(tight) < best) m.model = tight;
   }
   m.fitted_mn = mn;
   m.fitted_k = k;
