@@ -18,9 +18,12 @@ struct Grid {
   std::int64_t mb, nb, kb;  // blocks along M, N, K
 };
 
-Grid grid_of(const GemmShape& shape, DType dtype, int threads) {
-  const BlockSizes b = choose_blocks(shape, dtype, threads);
+Grid grid_of(const GemmShape& shape, const BlockSizes& b) {
   return {b, (shape.m + b.bm - 1) / b.bm, (shape.n + b.bn - 1) / b.bn, (shape.k + b.bk - 1) / b.bk};
+}
+
+Grid grid_of(const GemmShape& shape, DType dtype, int threads) {
+  return grid_of(shape, choose_blocks(shape, dtype, threads));
 }
 
 // Whether `shape` is thin enough to take one round (see kOneRoundBelow).
@@ -42,8 +45,7 @@ bool thin_for_rounds(const GemmShape& shape) { return std::min(shape.m, shape.n)
 Grid priced_grid(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   if (!thin_for_rounds(shape)) return grid_of(shape, dtype, threads);
   const GemmShape loop = loop_shape(shape, layout);
-  const BlockSizes b = choose_blocks(loop, dtype, threads, layout);
-  return {b, (loop.m + b.bm - 1) / b.bm, (loop.n + b.bn - 1) / b.bn, (loop.k + b.bk - 1) / b.bk};
+  return grid_of(loop, choose_blocks(loop, dtype, threads, layout));
 }
 
 // Sides (in tiles) of `tiles` consecutive tiles of the Gilbert curve over an
