@@ -218,3 +218,26 @@ TEST_CASE("model: refuses bad input and a missing calibration") {
   CHECK_FALSE(uncalibrated.calibrated());
   CHECK_THROWS_AS(uncalibrated.predict({64, 64, 64}, DType::f32, 2), Error);
 }
+
+TEST_CASE("model: a thin shape's plain entry waits for the operand it reads in place") {
+  // 45 x 1243 x 13939 row-major runs one column of tiles (the loop's N is the
+  // caller's M), and gemm() reads the big operand, the caller's B, in place:
+  // as in the blocked entry, each first touch of a cold panel is a demand
+  // miss, so the stall counts. Zen 5's calibration (gamma 208 GFLOP/s per
+  // core, beta 34 GB/s) and its fp32 fit (L2 fraction 0.5, re-read rate 0.5,
+  // round slabs 0.3, room for one tile's slabs).
+  const Calibration zen5{208.1, 33.8};
+  const AnalyticalModel waits(zen5, l2, 0.5, 0.5, kMemoryStall, 0.3, 1.0);
+  const AnalyticalModel never_waits(zen5, l2, 0.5, 0.5, 0.0, 0.3, 1.0);
+  for (const Layout layout : {Layout::row_major, Layout::col_major}) {
+    const GemmShape thin =
+        layout == Layout::row_major ? GemmShape{45, 1243, 13939} : GemmShape{1243, 45, 13939};
+    CAPTURE(int(layout));
+    CHECK(waits.predict(thin, DType::f32, 2, layout).seconds[0] >
+          never_waits.predict(thin, DType::f32, 2, layout).seconds[0]);
+  }
+  // A shape the entry copies first, in a sweep the prefetchers cover: no stall.
+  const GemmShape square{1024, 1024, 1024};
+  CHECK(waits.predict(square, DType::f32, 2, Layout::row_major).seconds ==
+        never_waits.predict(square, DType::f32, 2, Layout::row_major).seconds);
+}

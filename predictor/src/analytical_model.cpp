@@ -48,6 +48,21 @@ Grid priced_grid(const GemmShape& shape, DType dtype, int threads, Layout layout
   return grid_of(loop, choose_blocks(loop, dtype, threads, layout));
 }
 
+// Whether the kernels read the big operand from the caller's memory, cold,
+// rather than from a copy a prefetched sweep made (see kMemoryStall): the
+// blocked entry always; a plain entry where the grid that runs has a single
+// column or row of tiles (a thin shape), whose big operand no tile shares, so
+// that gemm() reads it in place or packs it panel by panel just before the
+// kernel. Most thin shapes are memory bound, where the stall does not show,
+// and no answer of a shipped table's fit moved; the fits did: Zen 5 fp32
+// row-major in-box hold-outs (`evaluate --holdout 0.3`, seeds 1-6) chose the
+// whole table's room for a shared slab in all six (four before), model regret
+// 2.90 -> 2.31%, on the shapes with M < 64 11.8 -> 7.9%; seeds 7-16 3.52 ->
+// 3.46% (docs/predictor.md, "Thin shapes read in place").
+bool reads_in_place(const GemmShape& shape, const Grid& g, Layout layout) {
+  return layout == Layout::blocked || (thin_for_rounds(shape) && (g.mb == 1 || g.nb == 1));
+}
+
 // Sides (in tiles) of `tiles` consecutive tiles of the Gilbert curve over an
 // mb x nb grid. The curve's recursion bisects the longer side (the paper's
 // Lemma 1), so a patch of 1/2^e of the grid is the grid with its longer side
@@ -226,7 +241,7 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
   const double in = double(input_size(dtype)), out = double(output_size(dtype));
   const double tile = double(g.blocks.bm) * g.blocks.bn;
   const double gamma = flops_per_second(calibration_, dtype);
-  const double stall = layout == Layout::blocked ? memory_stall_ : 0.0;
+  const double stall = reads_in_place(shape, g, layout) ? memory_stall_ : 0.0;
 
   ModelPrediction p;
   p.seconds.fill(std::numeric_limits<double>::infinity());

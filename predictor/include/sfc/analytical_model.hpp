@@ -48,8 +48,10 @@ inline constexpr double kRereadRate = 0.5;
 // bytes per thread (more K layers) win. The row- and column-major entries copy
 // the operands into the engine's layout first, in a sweep the prefetchers
 // cover, and their kernels read the copies from cache: there the roofline
-// (the larger of the two) holds. Chosen on range hold-outs (docs/predictor.md):
-// shapes inside the tuned box cannot tell the stall from the L2 fraction.
+// (the larger of the two) holds -- but on a thin shape's single column or row
+// of tiles, whose big operand they read in place as the blocked entry does.
+// Chosen on range hold-outs (docs/predictor.md): shapes inside the tuned box
+// cannot tell the stall from the L2 fraction.
 inline constexpr double kMemoryStall = 0.5;
 
 // The largest share of L2 that one tile's A and B slabs of a round (what one
@@ -128,7 +130,7 @@ class AnalyticalModel {
                            shared_slab_room);
   }
 
-  // For a call through `layout`'s entry (the stall counts in the blocked one only).
+  // For a call through `layout`'s entry (the stall counts where the kernels read in place).
   // Throws sfc::Error for non-positive sizes or threads, or when !calibrated().
   ModelPrediction predict(const GemmShape& shape, DType dtype, int threads,
                           Layout layout = Layout::blocked) const;
