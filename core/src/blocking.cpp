@@ -81,6 +81,20 @@
 // divisor, (1,1): 3000x2000x700 341.6 -> 353.6, 1500x3500x800 339.6 -> 352.4,
 // 6000x600x1100 308.3 -> 331.1; and then the last's bm 64 -> 60 (6000 =
 // 100 x 60): (1,2) 324.0 -> 342.1, (1,1) 359.0 -> 363.9.
+//
+// Wide tiles (bn = 128, twice the target) where the operands are plain and the
+// loop's M spans three or four blocks (a row-major N, a column-major M of
+// 129-256): B is read in place, and a tile twice as wide reuses each packed
+// A block over twice the columns in one kernel call, with half the calls.
+// Measured (Zen 5, 2 threads, `sfc-tune gemm M N K --layout L --blocks ...`,
+// min of 40 cold runs, two alternated rounds, GFLOP/s, geometric mean of the
+// gain): fp32 row-major N = 256, M and K in 256..2048 (16 shapes) 1.031
+// (0.986-1.082; 512x256x1024 347 -> 364-384, 512x256x512 334-348 -> 364-374),
+// column-major M = 256 (8 shapes) 1.026 (0.985-1.064), bf16 row-major N = 256
+// (5 shapes) 1.00-1.05, f64 column-major M = 96-128 (bn 32 -> 64) 0.96-1.09;
+// a loop M of 512 1.011, of 1024-2048 1.008, of 128 0.98-1.01, so the rule
+// stops at four blocks. The blocked layout, whose B is
+// packed, lost with them (256x512x1024 372-378 -> 350-365), and keeps 64.
 #include <algorithm>
 
 #include "amx_brgemm.hpp"
@@ -89,6 +103,10 @@
 
 namespace sfc {
 namespace {
+
+// Wide tiles (bn twice the target) only where each thread still gets this
+// many: a 256 x 256 call on 2 threads keeps 8 tiles, 4 a thread.
+constexpr std::int64_t kWideTilesPerThread = 4;
 
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
@@ -137,6 +155,13 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
     b.bn = divisor_or(b.bn, shape.n, c.block_target_mn, 1);
     if (!amx_steps) b.bk = divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple);
   }
+  // Wide tiles where a B read in place meets a loop M of three or four blocks,
+  // while every thread keeps kWideTilesPerThread of them (see above).
+  const int wide = 2 * c.block_target_mn;
+  const std::int64_t row_blocks = (shape.m + b.bm - 1) / b.bm;
+  const bool wide_tiles = layout != Layout::blocked && row_blocks > 2 && row_blocks <= 4 &&
+                          row_blocks * ((shape.n + wide - 1) / wide) >= kWideTilesPerThread * std::max(threads, 1);
+  if (wide_tiles) b.bn = divisor_or(split(shape.n, wide), shape.n, wide, 1);
   const bool thin_m_b_in_place = layout != Layout::blocked && shape.m <= c.block_target_mn / 2;
   if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
   const bool one_k_block = shape.k <= c.block_target_k;
