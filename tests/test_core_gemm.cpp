@@ -366,9 +366,9 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block, b
   CHECK(choose_blocks({200, 1000, 512}, DType::f32, 2, row).bn == 125);  // divides N
   CHECK(choose_blocks({128, 512, 512}, DType::f64, 2, row).bn == 64);    // f64's target is 32
   CHECK(choose_blocks({256, 512, 1024}, DType::f32, 2, blocked).bn == 64);
-  CHECK(choose_blocks({512, 512, 1024}, DType::f32, 2, row).bn == 64);   // eight blocks of M
-  CHECK(choose_blocks({128, 512, 1024}, DType::f32, 2, row).bn == 64);   // two
-  CHECK(choose_blocks({256, 256, 256}, DType::f32, 16, row).bn == 64);   // 4 tiles for 16 threads
+  CHECK(choose_blocks({512, 512, 1024}, DType::f32, 2, row).bn == 64);  // eight blocks of M
+  CHECK(choose_blocks({128, 512, 1024}, DType::f32, 2, row).bn == 64);  // two
+  CHECK(choose_blocks({256, 256, 256}, DType::f32, 16, row).bn == 64);  // 4 tiles for 16 threads
   CHECK(choose_blocks({256, 8192, 256}, DType::f32, 16, row).bn == 128);
   {  // on AMX tiles a K step is 32: bk is a multiple of it (K padded) once above 32
     PlanRequest probe;

@@ -159,8 +159,9 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // while every thread keeps kWideTilesPerThread of them (see above).
   const int wide = 2 * c.block_target_mn;
   const std::int64_t row_blocks = (shape.m + b.bm - 1) / b.bm;
-  const bool wide_tiles = layout != Layout::blocked && row_blocks > 2 && row_blocks <= 4 &&
-                          row_blocks * ((shape.n + wide - 1) / wide) >= kWideTilesPerThread * std::max(threads, 1);
+  const bool wide_tiles =
+      layout != Layout::blocked && row_blocks > 2 && row_blocks <= 4 &&
+      row_blocks * ((shape.n + wide - 1) / wide) >= kWideTilesPerThread * std::max(threads, 1);
   if (wide_tiles) b.bn = divisor_or(split(shape.n, wide), shape.n, wide, 1);
   const bool thin_m_b_in_place = layout != Layout::blocked && shape.m <= c.block_target_mn / 2;
   if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
