@@ -370,6 +370,7 @@ TEST_CASE("block-size rule: equal blocks, padding below one element per block, b
   CHECK(choose_blocks({128, 512, 1024}, DType::f32, 2, row).bn == 64);  // two
   CHECK(choose_blocks({256, 256, 256}, DType::f32, 16, row).bn == 64);  // 4 tiles for 16 threads
   CHECK(choose_blocks({256, 8192, 256}, DType::f32, 16, row).bn == 128);
+  CHECK(choose_blocks({256, 4096, 16}, DType::f32, 2, row).bn == 64);  // a K of one block: tall tiles
   {  // on AMX tiles a K step is 32: bk is a multiple of it (K padded) once above 32
     PlanRequest probe;
     probe.shape = {64, 64, 64};

@@ -156,11 +156,12 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
     if (!amx_steps) b.bk = divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple);
   }
   // Wide tiles where a B read in place meets a loop M of three or four blocks,
-  // while every thread keeps kWideTilesPerThread of them (see above).
+  // while every thread keeps kWideTilesPerThread of them (see above); not for
+  // a K of one block, whose tall tiles were measured on the usual width.
   const int wide = 2 * c.block_target_mn;
   const std::int64_t row_blocks = (shape.m + b.bm - 1) / b.bm;
   const bool wide_tiles =
-      layout != Layout::blocked && row_blocks > 2 && row_blocks <= 4 &&
+      layout != Layout::blocked && shape.k > c.block_target_k && row_blocks > 2 && row_blocks <= 4 &&
       row_blocks * ((shape.n + wide - 1) / wide) >= kWideTilesPerThread * std::max(threads, 1);
   if (wide_tiles) b.bn = divisor_or(split(shape.n, wide), shape.n, wide, 1);
   const bool thin_m_b_in_place = layout != Layout::blocked && shape.m <= c.block_target_mn / 2;
