@@ -394,8 +394,19 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(thin.bk == 16);
   // 4 blocks; a ragged tall block in whole vectors (1024, not 1023); one that divides M stays.
   CHECK(choose_blocks({4091, 4093, 61}, DType::f32, 2).bm == 1024);
-  CHECK(choose_blocks({4091, 4093, 61}, DType::f64, 2, Layout::col_major).bm == 1024);
-  CHECK(choose_blocks({1000, 1000, 32}, DType::f32, 2, Layout::col_major).bm == 1000);
+  CHECK(choose_blocks({4091, 4093, 8}, DType::f64, 2, Layout::col_major).bm == 1024);
+  CHECK(choose_blocks({1000, 1000, 16}, DType::f32, 2, Layout::col_major).bm == 1000);
+  // Plain operands: tall only while a row of the K block is at most a cache
+  // line (fp32 K <= 16, bf16 <= 32, fp64 <= 8); the blocked layout up to 64.
+  CHECK(choose_blocks({1024, 1024, 64}, DType::f32, 2, Layout::row_major).bm == 64);
+  CHECK(choose_blocks({3000, 2000, 48}, DType::f32, 2, Layout::col_major).bm == 64);
+  CHECK(choose_blocks({2048, 2048, 32}, DType::f32, 2, Layout::col_major).bm == 64);
+  CHECK(choose_blocks({2048, 2048, 16}, DType::f32, 2, Layout::col_major).bm == 1024);
+  CHECK(choose_blocks({1024, 1024, 64}, DType::f32, 2, Layout::blocked).bm == 1024);
+  CHECK(choose_blocks({2048, 2048, 32}, DType::bf16, 2, Layout::row_major).bm == 1024);
+  CHECK(choose_blocks({2048, 2048, 34}, DType::bf16, 2, Layout::row_major).bm == 64);
+  CHECK(choose_blocks({4096, 4096, 16}, DType::f64, 2, Layout::row_major).bm == 32);
+  CHECK(choose_blocks({4096, 4096, 8}, DType::f64, 2, Layout::row_major).bm == 1024);
   CHECK(choose_blocks({4079, 4096, 8}, DType::bf16, 2).bm == 1024);  // 1020 rounded up, 4 blocks still
   CHECK(choose_blocks({2048, 2048, 65}, DType::f32, 2).bm == 64);    // two K blocks: the usual rule
   CHECK(choose_blocks({50, 4096, 3}, DType::f64, 2).bm == 50);

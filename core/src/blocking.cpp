@@ -38,6 +38,25 @@
 //   processes; the loop's bm = 1024 against 64): 4096x4096x16 11.7 -> 4.6 ms,
 //   2048x2048x32 3.0 -> 1.7, 1024x1024x3 0.68 -> 0.22, 1024x1024x64 0.87 ->
 //   0.78; column-major 4096x4096x16 10.5 -> 4.6, blocked 5.3 -> 4.5.
+//   On plain operands only while a row of the K block is at most a cache
+//   line (kTallRowBytes: fp32 K <= 16, bf16 <= 32, fp64 <= 8, the last not
+//   measured): past that the kernel's work per element of C outweighs
+//   writing it, and (the likely reason) a tall tile's packed A, 1024 rows of
+//   K, spills from L1 where a 64-row one stays. Measured
+//   (Zen 5, 2 threads, `sfc-tune gemm M N K --layout L --blocks ...`, min of
+//   20 cold runs, two alternated rounds, tall -> 64-wide tiles): fp32
+//   row-major 1024x1024x64 0.41-0.44 -> 0.36 ms, 2048x2048x64 1.66-1.69 ->
+//   1.41-1.48, 3000x2000x48 1.99-2.08 -> 1.56-1.61, 4091x4093x61 6.44-6.48
+//   -> 5.85-6.07; column-major 5-15% the same way; 2048x2048x32 level (row
+//   0.79-0.81 -> 0.76-0.80, column 0.70 -> 0.70-0.76); 4096x4096x16 tall
+//   1.78-1.91 against 2.04-2.12, 1024x1024x3 0.11 against 0.13-0.14. bf16
+//   row-major 3000x2000x48 0.93-0.95 -> 0.78-0.80, 2048x2048x64 0.77-0.83 ->
+//   0.74-0.77, 2048x2048x32 tall 0.38-0.41 against 0.44; fp64 2048x2048x32
+//   1.72-1.92 -> 1.50-1.58, 4096x4096x16 3.78-3.86 -> 3.49-3.53. The blocked
+//   layout keeps tall tiles up to 64 (fp32 1024x1024x64 0.36 against
+//   0.40-0.42, 2048x2048x64 1.49-1.55 against 1.69-1.73). The Xeon numbers
+//   above favoured tall tiles at K = 32-64 on an older engine; not measured
+//   again there.
 // - Plain operands and an N that fits one block: one column of tiles, whose
 //   A panels gemm() packs inside the loop (plan_impl.hpp, Impl::panels_a;
 //   a tight A is read in place instead: all_in_place_map)
@@ -53,8 +72,9 @@
 // as it is: LIBXSMM's kernel for 1023 rows ran 4091x4093x61 (fp32, 2 threads,
 // median of 5 interleaved runs of 10) blocked at 199.7 GFLOP/s and
 // column-major at 252.8, for 1024 rows at 287.3 and 302.7. A block that
-// divides M stays (1000x1000x32 column-major: 227.2 in one block of 1000,
-// 169.5 in one of 1008, whose padded rows C in place cannot take).
+// divides M stays (1000x1000x32 column-major, when it took tall tiles: 227.2
+// in one block of 1000, 169.5 in one of 1008, whose padded rows C in place
+// cannot take).
 //
 // Thin columns (bn = kThinTileColumns) where a thin M (at most half a block:
 // one row of tiles of one or two vectors) meets a B read in place (plain
@@ -103,6 +123,10 @@
 
 namespace sfc {
 namespace {
+
+// Tall tiles for a K of one block on plain operands only where a row of the
+// K block is at most this many bytes (see above).
+constexpr std::size_t kTallRowBytes = 64;
 
 // Wide tiles (bn twice the target) only where each thread still gets this
 // many: a 256 x 256 call on 2 threads keeps 8 tiles, 4 a thread.
@@ -166,7 +190,10 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   if (wide_tiles) b.bn = divisor_or(split(shape.n, wide), shape.n, wide, 1);
   const bool thin_m_b_in_place = layout != Layout::blocked && shape.m <= c.block_target_mn / 2;
   if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
-  const bool one_k_block = shape.k <= c.block_target_k;
+  // Plain operands: only a K block of at most a cache line a row (see above).
+  const bool one_k_block =
+      shape.k <= c.block_target_k &&
+      (layout == Layout::blocked || std::size_t(shape.k) * c.input_bytes <= kTallRowBytes);
   const bool plain_panels = layout != Layout::blocked && shape.n <= c.block_target_mn;
   if (one_k_block || plain_panels) {  // tall tiles (see above)
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;
