@@ -8,7 +8,10 @@
 // magnitude (errors of order 1 against bounds of 1e-4 for f32, 1e-12 for f64).
 #include <doctest/doctest.h>
 
+#include <omp.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -289,6 +292,44 @@ TEST_CASE("every copying path gives the same C") {
 TEST_CASE("more threads than tasks still computes every tile") {
   check_case({{5, 3, 40}, {}}, DType::f32, 7, Layout::row_major, 1, 1);
   check_case({{70, 70, 300}, {}}, DType::f32, 16, Layout::blocked, 4, 2);
+}
+
+// A call small enough for one thread runs without a team of its own
+// (core/src/team.hpp); called from inside the caller's own parallel region it
+// must still compute every tile itself, not the share of them an orphaned
+// worksharing loop would hand it in the caller's team.
+TEST_CASE("a small call inside the caller's own parallel region computes all of C") {
+  const GemmShape s{48, 40, 56};  // 9 tiles of 16 x 16, 0.2 MFLOP: one thread
+  const int callers = 3;
+  std::vector<std::vector<float>> a(callers), b(callers), c(callers);
+  for (int t = 0; t < callers; ++t) {
+    a[t].resize(std::size_t(s.m * s.k));
+    b[t].resize(std::size_t(s.k * s.n));
+    c[t].assign(std::size_t(s.m * s.n), -1.0f);
+    fill_uniform(a[t].data(), a[t].size(), DType::f32, 100 + t);
+    fill_uniform(b[t].data(), b[t].size(), DType::f32, 200 + t);
+  }
+  for (Layout layout : {Layout::row_major, Layout::col_major}) {
+    const bool row = layout == Layout::row_major;
+    const std::int64_t lda = row ? s.k : s.m, ldb = row ? s.n : s.k, ldc = row ? s.n : s.m;
+#pragma omp parallel num_threads(callers)
+    {
+      const int t = omp_get_thread_num();
+      GemmPlan plan({.shape = s, .threads = 2, .blocks = {16, 16, 8}, .layout = layout});
+      plan.gemm(layout, a[t].data(), lda, b[t].data(), ldb, c[t].data(), ldc);
+    }
+    for (int t = 0; t < callers; ++t)
+      for (std::int64_t i = 0; i < s.m; ++i)
+        for (std::int64_t j = 0; j < s.n; ++j) {
+          double want = 0;
+          for (std::int64_t p = 0; p < s.k; ++p)
+            want += double(a[t][std::size_t(row ? i * lda + p : p * lda + i)]) *
+                    double(b[t][std::size_t(row ? p * ldb + j : j * ldb + p)]);
+          const float got = c[t][std::size_t(row ? i * ldc + j : j * ldc + i)];
+          INFO("caller " << t << " layout " << to_string(layout) << " C(" << i << ", " << j << ")");
+          REQUIRE(std::abs(double(got) - want) <= 1e-4 * (1 + std::abs(want)));
+        }
+  }
 }
 
 TEST_CASE("knobs beyond the K blocks available are clamped and reported") {

@@ -19,6 +19,7 @@
 
 #include "plan_impl.hpp"
 #include "simd.hpp"
+#include "team.hpp"
 
 namespace sfc {
 namespace {
@@ -211,31 +212,34 @@ template <class T>
 void unpack_c_blocks(const GemmPlan::Impl& p, const T* src, T* dst, std::int64_t ld, bool row_major,
                      Epilogue<T> e) {
   const int bm = p.blocks.bm, bn = p.blocks.bn;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(p.threads)
-  for (std::int64_t in = 0; in < p.nb; ++in)
-    for (std::int64_t im = 0; im < p.mb; ++im) {
-      const T* blk = src + (in * p.mb + im) * bm * bn;
-      const std::int64_t r0 = im * bm, c0 = in * bn;
-      const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
-      const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
-      if (row_major) {
-        for (int i = 0; i < rows; ++i) {
-          T* out = dst + (r0 + i) * ld + c0;
-          if (e.copy())
-            for (int j = 0; j < cols; ++j) out[j] = blk[j * bm + i];
-          else
-            for (int j = 0; j < cols; ++j) out[j] = e(blk[j * bm + i], out[j]);
-        }
-      } else {
-        for (int j = 0; j < cols; ++j) {
-          T* out = dst + (c0 + j) * ld + r0;
-          if (e.copy())
-            std::copy_n(blk + j * bm, rows, out);
-          else
-            for (int i = 0; i < rows; ++i) out[i] = e(blk[j * bm + i], out[i]);
+  // No more threads than blocks of C (see Impl::team).
+  run_on_team(int(std::min<std::int64_t>(p.work_team, p.mb * p.nb)), [&] {
+#pragma omp for collapse(2) schedule(static)
+    for (std::int64_t in = 0; in < p.nb; ++in)
+      for (std::int64_t im = 0; im < p.mb; ++im) {
+        const T* blk = src + (in * p.mb + im) * bm * bn;
+        const std::int64_t r0 = im * bm, c0 = in * bn;
+        const int rows = int(std::min<std::int64_t>(bm, p.shape.m - r0));
+        const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
+        if (row_major) {
+          for (int i = 0; i < rows; ++i) {
+            T* out = dst + (r0 + i) * ld + c0;
+            if (e.copy())
+              for (int j = 0; j < cols; ++j) out[j] = blk[j * bm + i];
+            else
+              for (int j = 0; j < cols; ++j) out[j] = e(blk[j * bm + i], out[j]);
+          }
+        } else {
+          for (int j = 0; j < cols; ++j) {
+            T* out = dst + (c0 + j) * ld + r0;
+            if (e.copy())
+              std::copy_n(blk + j * bm, rows, out);
+            else
+              for (int i = 0; i < rows; ++i) out[i] = e(blk[j * bm + i], out[i]);
+          }
         }
       }
-    }
+  });
 }
 
 template <class F>
@@ -301,15 +305,13 @@ void pack_panel(const GemmPlan::Impl& p, Operand operand, Layout layout, const v
 void GemmPlan::pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const {
   const Impl& p = *impl_;
   check_operand_ld(p, Operand::a, layout, lda);
-#pragma omp parallel num_threads(p.threads)
-  pack_operand(p, Operand::a, layout, a, lda, a_blocked);
+  run_on_team(p.work_team, [&] { pack_operand(p, Operand::a, layout, a, lda, a_blocked); });
 }
 
 void GemmPlan::pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const {
   const Impl& p = *impl_;
   check_operand_ld(p, Operand::b, layout, ldb);
-#pragma omp parallel num_threads(p.threads)
-  pack_operand(p, Operand::b, layout, b, ldb, b_blocked);
+  run_on_team(p.work_team, [&] { pack_operand(p, Operand::b, layout, b, ldb, b_blocked); });
 }
 
 void check_result_ld(const GemmPlan::Impl& p, Layout layout, std::int64_t ld) {
@@ -349,8 +351,7 @@ void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::in
 }
 
 void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
-#pragma omp parallel num_threads(p.threads)
-  scale_result_lines(p, layout, c, ldc, beta);
+  run_on_team(p.work_team, [&] { scale_result_lines(p, layout, c, ldc, beta); });
 }
 
 void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {

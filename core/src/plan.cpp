@@ -13,6 +13,7 @@
 #include <libxsmm_generator.h>  // libxsmm_trans_descriptor_init
 
 #include "plan_impl.hpp"
+#include "team.hpp"
 
 namespace sfc {
 namespace {
@@ -224,8 +225,9 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
   // cache lines, and each tile is one kernel call (no shorter last K block).
   const bool stream = p.stream_c && c_final && !tails && reinterpret_cast<std::uintptr_t>(c) % 64 == 0;
 
-#pragma omp parallel num_threads(p.threads)
-  {
+  // Threads past the loop's tasks would only wait at its barriers; they
+  // join where a prologue packs whole operands up front (Impl::team).
+  run_on_team(prologue ? p.work_team : p.team, [&] {
     if (prologue) prologue();
     for (int round = 0; round < p.rounds; ++round) {
       // Same bounds and static schedule every round, so each thread keeps its
@@ -274,7 +276,7 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
           }
       }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -336,6 +338,10 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.stream_c =
       p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
 
+  const std::int64_t by_work =
+      std::max<std::int64_t>(1, std::int64_t(p.shape.flops() / Impl::kFlopsPerThread));
+  p.work_team = int(std::min<std::int64_t>(p.threads, by_work));
+  p.team = int(std::min<std::int64_t>(p.work_team, p.mb * p.nb * p.layers));
   p.curve = GilbertCurve(p.mb, p.nb).cells();
   assert(std::int64_t(p.curve.size()) == p.mb * p.nb);  // each C tile once: the loop's tasks
 
@@ -606,11 +612,15 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   // up front.
   const bool a_in_panels = copy.a && packs_in_panels(p, Operand::a);
   const bool b_in_panels = copy.b && packs_in_panels(p, Operand::b);
-  const Prologue pack = [&] {
-    if (copy.a && !a_in_panels) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
-    if (copy.b && !b_in_panels) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
-    if (accumulate && beta != 1) scale_result_lines(p, layout, c, ldc, beta);
-  };
+  const bool packs_a = copy.a && !a_in_panels, packs_b = copy.b && !b_in_panels;
+  const bool scale_c = accumulate && beta != 1;
+  Prologue pack;  // empty where nothing is done up front: the loop's team can then be smaller (Impl::team)
+  if (packs_a || packs_b || scale_c)
+    pack = [&] {
+      if (packs_a) pack_operand(p, Operand::a, layout_a, a, lda, p.a_packed.data(), alpha_a);
+      if (packs_b) pack_operand(p, Operand::b, layout_b, b, ldb, p.b_packed.data(), alpha_b);
+      if (scale_c) scale_result_lines(p, layout, c, ldc, beta);
+    };
   const auto packer = [&](Operand operand) -> PanelPacker {
     const bool is_a = operand == Operand::a;
     const bool loop_a = is_loop_a(p, operand);

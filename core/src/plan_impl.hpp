@@ -174,7 +174,22 @@ struct GemmPlan::Impl {
   GemmShape user_shape;
   GemmShape shape;
   DType dtype;
-  int threads;
+  int threads;  // asked for: at most this many run a call
+  // How many do (team.hpp). A thread joins a call only for kFlopsPerThread
+  // of its own (work_team): opening a team of two costs ~3 us on the 2-core
+  // Zen 5 guest, what one core computes in ~0.5 MFLOP at ~200 GFLOP/s. And
+  // the loop's team, where nothing is packed up front, has no more threads
+  // than tasks (tiles x layers; team): a thread without a task would only
+  // wait at the barriers. Measured (`sfc-tune gemm M N K --layout L
+  // --threads 2 --reps 300`, min of the cold runs, before -> after): blocked
+  // 16^3 2.4 -> 0.1 us, 32^3 4.1 -> 0.5, 64^3 6.8 -> 2.9, 64x64x128 12.0
+  // -> 8.2; row-major 16^3 5.3 -> 0.2, 32^3 6.4 -> 0.8, 64^3 7.5 -> 3.2;
+  // 128^3, 96^3, 128x128x64 and 256x128x64 level in both (9-22 us). A cap
+  // of 1 or 2 MFLOP a thread instead read the same but for 128x128x64
+  // (2 MFLOP on one thread: blocked 9.3 -> 13.2 us).
+  static constexpr double kFlopsPerThread = 5e5;
+  int work_team;
+  int team;
   bool amx = false;  // bf16 on AMX tiles (amx_brgemm.hpp) rather than LIBXSMM
   int layers;        // effective K_layers
   int rounds;        // effective k_block_factor

@@ -88,7 +88,10 @@ bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks);
 struct PlanRequest {
   GemmShape shape;
   DType dtype = DType::f32;
-  int threads = 0;         // 0: omp_get_max_threads()
+  // At most this many threads run a call (0: omp_get_max_threads()); a small
+  // one runs on fewer, one per 0.5 MFLOP and no more than the loop has tasks,
+  // and a call of one thread on the calling thread, opening no OpenMP team.
+  int threads = 0;
   int k_layers = 1;        // copies of C, 1..8 (clamped to the K blocks available)
   int k_block_factor = 1;  // K rounds per layer, 1..8 (clamped likewise)
   BlockSizes blocks = {};  // 0 fields: the block-size rule picks them
