@@ -213,7 +213,7 @@ void unpack_c_blocks(const GemmPlan::Impl& p, const T* src, T* dst, std::int64_t
                      Epilogue<T> e) {
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   // No more threads than blocks of C (see Impl::team).
-  run_on_team(int(std::min<std::int64_t>(p.work_team, p.mb * p.nb)), [&] {
+  run_on_team(int(std::min<std::int64_t>(p.packing_team, p.mb * p.nb)), [&] {
 #pragma omp for collapse(2) schedule(static)
     for (std::int64_t in = 0; in < p.nb; ++in)
       for (std::int64_t im = 0; im < p.mb; ++im) {
@@ -305,13 +305,13 @@ void pack_panel(const GemmPlan::Impl& p, Operand operand, Layout layout, const v
 void GemmPlan::pack_a(Layout layout, const void* a, std::int64_t lda, void* a_blocked) const {
   const Impl& p = *impl_;
   check_operand_ld(p, Operand::a, layout, lda);
-  run_on_team(p.work_team, [&] { pack_operand(p, Operand::a, layout, a, lda, a_blocked); });
+  run_on_team(p.packing_team, [&] { pack_operand(p, Operand::a, layout, a, lda, a_blocked); });
 }
 
 void GemmPlan::pack_b(Layout layout, const void* b, std::int64_t ldb, void* b_blocked) const {
   const Impl& p = *impl_;
   check_operand_ld(p, Operand::b, layout, ldb);
-  run_on_team(p.work_team, [&] { pack_operand(p, Operand::b, layout, b, ldb, b_blocked); });
+  run_on_team(p.packing_team, [&] { pack_operand(p, Operand::b, layout, b, ldb, b_blocked); });
 }
 
 void check_result_ld(const GemmPlan::Impl& p, Layout layout, std::int64_t ld) {
@@ -351,7 +351,7 @@ void scale_result_lines(const GemmPlan::Impl& p, Layout layout, void* c, std::in
 }
 
 void scale_result(const GemmPlan::Impl& p, Layout layout, void* c, std::int64_t ldc, double beta) {
-  run_on_team(p.work_team, [&] { scale_result_lines(p, layout, c, ldc, beta); });
+  run_on_team(p.packing_team, [&] { scale_result_lines(p, layout, c, ldc, beta); });
 }
 
 void GemmPlan::unpack_c(const void* c_blocked, Layout layout, void* c, std::int64_t ldc) const {

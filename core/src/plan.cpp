@@ -227,7 +227,7 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
 
   // Threads past the loop's tasks would only wait at its barriers; they
   // join where a prologue packs whole operands up front (Impl::team).
-  run_on_team(prologue ? p.work_team : p.team, [&] {
+  run_on_team(prologue ? p.packing_team : p.team, [&] {
     if (prologue) prologue();
     for (int round = 0; round < p.rounds; ++round) {
       // Same bounds and static schedule every round, so each thread keeps its
@@ -338,10 +338,12 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.stream_c =
       p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
 
-  const std::int64_t by_work =
-      std::max<std::int64_t>(1, std::int64_t(p.shape.flops() / Impl::kFlopsPerThread));
-  p.work_team = int(std::min<std::int64_t>(p.threads, by_work));
-  p.team = int(std::min<std::int64_t>(p.work_team, p.mb * p.nb * p.layers));
+  const auto by_work = [&](double flops_per_thread) {
+    return std::min<std::int64_t>(
+        p.threads, std::max<std::int64_t>(1, std::int64_t(p.shape.flops() / flops_per_thread)));
+  };
+  p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb * p.layers));
+  p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
   p.curve = GilbertCurve(p.mb, p.nb).cells();
   assert(std::int64_t(p.curve.size()) == p.mb * p.nb);  // each C tile once: the loop's tasks
 

@@ -175,21 +175,23 @@ struct GemmPlan::Impl {
   GemmShape shape;
   DType dtype;
   int threads;  // asked for: at most this many run a call
-  // How many do (team.hpp). A thread joins a call only for kFlopsPerThread
-  // of its own (work_team): opening a team of two costs ~3 us on the 2-core
-  // Zen 5 guest, what one core computes in ~0.5 MFLOP at ~200 GFLOP/s. And
-  // the loop's team, where nothing is packed up front, has no more threads
-  // than tasks (tiles x layers; team): a thread without a task would only
-  // wait at the barriers. Measured (`sfc-tune gemm M N K --layout L
-  // --threads 2 --reps 300`, min of the cold runs, before -> after): blocked
-  // 16^3 2.4 -> 0.1 us, 32^3 4.1 -> 0.5, 64^3 6.8 -> 2.9, 64x64x128 12.0
-  // -> 8.2; row-major 16^3 5.3 -> 0.2, 32^3 6.4 -> 0.8, 64^3 7.5 -> 3.2;
-  // 128^3, 96^3, 128x128x64 and 256x128x64 level in both (9-22 us). A cap
-  // of 1 or 2 MFLOP a thread instead read the same but for 128x128x64
-  // (2 MFLOP on one thread: blocked 9.3 -> 13.2 us).
+  // How many do (team.hpp): a thread joins a call only for its share of
+  // the work, and the loop's team has no more threads than tasks (tiles x
+  // layers), since a thread without a task would only wait at the barriers.
+  // Opening a team of two costs ~3 us on the 2-core Zen 5 guest, what one
+  // core computes in ~0.5 MFLOP at ~200 GFLOP/s: `team` takes a thread per
+  // kFlopsPerThread; a call that packs operands or copies C in teams of its
+  // own (`packing_team`, which also runs such a loop) passes a second
+  // barrier, and takes one per twice that. Measured (`sfc-tune gemm M N K
+  // --layout L --threads T --reps 300`, min of the cold runs): before ->
+  // after, blocked 16^3 2.4 -> 0.1 us, 32^3 4.1 -> 0.5, 64^3 6.8 -> 2.9,
+  // 64x64x128 12.0 -> 8.2; row-major 16^3 5.3 -> 0.2, 32^3 6.4 -> 0.8,
+  // 64^3 7.5 -> 3.2; one thread against two, row-major 96^3 11.2-11.8
+  // against 13.4-14.1 us (1.8 MFLOP), 128^3 24.9 against 22.0; blocked
+  // 96^3 12.8 against 11.6, 128x128x64 (2.1 MFLOP) 13.2 against 9.3.
   static constexpr double kFlopsPerThread = 5e5;
-  int work_team;
   int team;
+  int packing_team;
   bool amx = false;  // bf16 on AMX tiles (amx_brgemm.hpp) rather than LIBXSMM
   int layers;        // effective K_layers
   int rounds;        // effective k_block_factor

@@ -89,7 +89,7 @@ struct PlanRequest {
   GemmShape shape;
   DType dtype = DType::f32;
   // At most this many threads run a call (0: omp_get_max_threads()); a small
-  // one runs on fewer, one per 0.5 MFLOP and no more than the loop has tasks,
+  // one runs on fewer, one per 0.5-1 MFLOP and no more than the loop has tasks,
   // and a call of one thread on the calling thread, opening no OpenMP team.
   int threads = 0;
   int k_layers = 1;        // copies of C, 1..8 (clamped to the K blocks available)
