@@ -338,9 +338,9 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.stream_c =
       p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
 
+  // (clamped in double: a shape near 2^31 cubed has more flops than an int64 holds)
   const auto by_work = [&](double flops_per_thread) {
-    return std::min<std::int64_t>(
-        p.threads, std::max<std::int64_t>(1, std::int64_t(p.shape.flops() / flops_per_thread)));
+    return std::int64_t(std::clamp(p.shape.flops() / flops_per_thread, 1.0, double(p.threads)));
   };
   p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb * p.layers));
   p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
