@@ -226,6 +226,10 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
         check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         check_case({{2501, 7, 1001}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{7, 2501, 1001}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        // One column of tiles 65-96 wide (bm 512, the last 453), read in place block by block.
+        check_case({{2501, 90, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
+        check_case({{90, 2501, 1001}, {}}, dtype, threads, Layout::row_major, kl, kbf);
+        check_case({{2501, 40, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);  // f64: 33-48
         // One row of tiles with a ragged K: the loop's B panel by panel; one tile: both.
         check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
@@ -462,9 +466,22 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(choose_blocks({4096, 8, 4096}, DType::f32, 2, Layout::row_major).bm == 1024);
   CHECK(choose_blocks({4096, 8, 4096}, DType::f32, 2, Layout::blocked).bm == 64);
   CHECK(choose_blocks({1024, 3, 1024}, DType::f32, 2, Layout::col_major).bm == 256);  // 4 tiles for 2 threads
-  CHECK(choose_blocks({4096, 65, 4096}, DType::f32, 2, Layout::col_major).bm == 64);  // two columns of tiles
   CHECK(choose_blocks({4096, 32, 4096}, DType::f64, 2, Layout::col_major).bm == 1024);
-  CHECK(choose_blocks({4096, 33, 4096}, DType::f64, 2, Layout::col_major).bm == 32);
+  // A loop N of one to one and a half blocks: one column of 512-row tiles
+  // rather than two narrow columns, where every thread gets two tiles of 256
+  // rows or more; beyond, two columns of the usual rule.
+  const BlockSizes one_column = choose_blocks({4096, 96, 4096}, DType::f32, 2, Layout::row_major);
+  CHECK(one_column.bm == 512);
+  CHECK(one_column.bn == 96);
+  CHECK(choose_blocks({4096, 65, 4096}, DType::f32, 2, Layout::col_major).bn == 65);
+  CHECK(choose_blocks({1024, 65, 4096}, DType::f32, 2, Layout::col_major).bm ==
+        256);                                                                         // 4 tiles for 2 threads
+  CHECK(choose_blocks({1023, 96, 4096}, DType::f32, 2, Layout::col_major).bn == 48);  // tiles too short
+  CHECK(choose_blocks({4096, 96, 4096}, DType::f32, 16, Layout::col_major).bn == 48);  // for 16 threads
+  CHECK(choose_blocks({4096, 97, 4096}, DType::f32, 2, Layout::col_major).bn == 49);   // two columns
+  CHECK(choose_blocks({4096, 96, 4096}, DType::f32, 2, Layout::blocked).bn == 48);
+  CHECK(choose_blocks({4096, 48, 4096}, DType::f64, 2, Layout::col_major).bn == 48);  // f64's target is 32
+  CHECK(choose_blocks({4096, 49, 4096}, DType::f64, 2, Layout::col_major).bm == 32);
 }
 
 TEST_CASE("a C of 4 MiB and more written once is stored past the caches, and equals C stored as usual") {
@@ -544,9 +561,11 @@ TEST_CASE("bf16: correct where the CPU has the kernels, a clear error elsewhere"
       CHECK(in_place.rel_error <= in_place.bound);
       // Tall tiles (a K of one block), and one column and one
       // row of tiles, whose operands are packed (in VNNI pairs) panel by panel.
-      // One column of tiles ragged in M (601) keeps C in place over the rounds.
+      // One column of tiles ragged in M (601) keeps C in place over the rounds;
+      // 90 wide in 512-row tiles (loop M 1100, but 1024 and up).
       for (GemmShape thin : {GemmShape{600, 300, 16}, GemmShape{20, 600, 390}, GemmShape{600, 20, 390},
-                             GemmShape{20, 601, 390}, GemmShape{601, 20, 390}}) {
+                             GemmShape{20, 601, 390}, GemmShape{601, 20, 390}, GemmShape{1100, 90, 390},
+                             GemmShape{90, 1100, 390}}) {
         r.shape = thin;
         GemmPlan plan(r);
         const CheckResult res_thin = check_against_reference(plan, layout);

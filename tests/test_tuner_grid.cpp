@@ -101,6 +101,7 @@ TEST_CASE("grid: the shipped grid files hold the documented shapes") {
   // The benchmark sets of docs/bench.md and docs/experiments.
   CHECK(ShapeGrid::load(dir + "skinny.shapes").size() == 20);
   CHECK(ShapeGrid::load(dir + "large.shapes").size() == 12);
+  CHECK(ShapeGrid::load(dir + "thin-m.shapes").size() == 30);
   const ShapeGrid ragged = ShapeGrid::load(dir + "ragged.shapes");
   CHECK(ragged.size() == 8);
   CHECK(has(ragged, 1000, 1000, 1000));

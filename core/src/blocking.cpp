@@ -67,6 +67,24 @@
 //   tiles, one per thread, beat one of 1024, 0.36 against 0.52 ms). The
 //   blocked layout keeps 64: its packed A is contiguous already, and 1024-row
 //   blocks ran 4096x8x4096 at 2.8x the time.
+// - Plain operands and an N of one to one and a half blocks (fp32 and bf16
+//   65-96, fp64 33-48): the usual rule cuts it into two narrow columns of
+//   tiles (two of 33-48 columns) and packs all of A up front, though each A
+//   block then serves only two tiles. One column of tiles instead, as above
+//   (A read in place where it can be, else packed panel by panel), in tiles of
+//   512 rows (a 512 x 96 fp32 tile of C is 192 KiB: with a K block of A it
+//   stays in L2, where 1024 rows did not), where every thread gets two tiles
+//   of at least kOneColumnMinRows (loop M >= 1024 on 2 threads; shorter, the
+//   64-row tiles read in place were no faster: N = 256, 512 level). Not on
+//   AMX tiles (not measured there). Measured (Zen 5, 2 threads, `sfc-tune
+//   bench --layout row --vs onednn --threads 2 --reps 5 --passes 3 --min-time
+//   0.05`, two columns -> one, two alternated runs each, WHM over oneDNN's):
+//   fp32, caller's M 65-96 by N x K of 1024-8192 (30 shapes, `--config
+//   policy`, shipped table) 0.81 -> 0.89 (M 65: 0.77-0.79 -> 0.90-0.94; 65x1024x4096 0.71 -> 1.03);
+//   bf16, M 72 and 96 (10 shapes) 0.77 -> 0.84-0.89; fp64, M 40 and 48 (10 shapes, `--config best`, against
+//   the better of oneDNN and OpenBLAS) 0.87-0.91 -> 1.24. Wider, two columns
+//   stay: one column ran M 112 at 0.94 against 0.91, M 128 at 0.89 against
+//   0.92 (6 shapes each, one run, `--config best`), mixed shape by shape.
 // A tall block that does not divide M (the last one is padded anyway) is
 // rounded up to whole 64-byte vectors of C, which leaves the number of blocks
 // as it is: LIBXSMM's kernel for 1023 rows ran 4091x4093x61 (fp32, 2 threads,
@@ -132,6 +150,11 @@ constexpr std::size_t kTallRowBytes = 64;
 // many: a 256 x 256 call on 2 threads keeps 8 tiles, 4 a thread.
 constexpr std::int64_t kWideTilesPerThread = 4;
 
+// One column of tiles for a loop N of 1-1.5 blocks only where each of
+// kTallTilesPerThread tiles a thread gets has at least this many rows (see
+// above).
+constexpr int kOneColumnMinRows = 256;
+
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 int split(std::int64_t extent, int target) {
@@ -194,11 +217,20 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   const bool one_k_block =
       shape.k <= c.block_target_k &&
       (layout == Layout::blocked || std::size_t(shape.k) * c.input_bytes <= kTallRowBytes);
-  const bool plain_panels = layout != Layout::blocked && shape.n <= c.block_target_mn;
+  // One column of 512-row tiles where the loop's N would make two narrow
+  // ones, on a loop M long enough for them (see above).
+  const int one_column_rows = c.block_target_m_tall / 2;
+  const bool one_column =
+      layout != Layout::blocked && shape.n > c.block_target_mn && shape.n <= c.block_target_mn * 3 / 2 &&
+      shape.m >= std::int64_t(kOneColumnMinRows) * kTallTilesPerThread * std::max(threads, 1) &&
+      !(dtype == DType::bf16 && amx_available());
+  if (one_column) b.bn = int(shape.n);
+  const bool plain_panels = layout != Layout::blocked && (shape.n <= c.block_target_mn || one_column);
   if (one_k_block || plain_panels) {  // tall tiles (see above)
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;
     const std::int64_t wanted = std::int64_t(kTallTilesPerThread) * std::max(threads, 1);
-    for (int target = c.block_target_m_tall; target > c.block_target_mn; target /= 2) {
+    for (int target = one_column ? one_column_rows : c.block_target_m_tall; target > c.block_target_mn;
+         target /= 2) {
       const std::int64_t row_tiles = (shape.m + target - 1) / target;
       if (row_tiles * col_tiles >= wanted) {
         b.bm = split(shape.m, target);
