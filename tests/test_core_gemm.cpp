@@ -482,6 +482,17 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(choose_blocks({4096, 96, 4096}, DType::f32, 2, Layout::blocked).bn == 48);
   CHECK(choose_blocks({4096, 48, 4096}, DType::f64, 2, Layout::col_major).bn == 48);  // f64's target is 32
   CHECK(choose_blocks({4096, 49, 4096}, DType::f64, 2, Layout::col_major).bm == 32);
+  // bf16 whose A the loop packs panel by panel (one column of tiles wider
+  // than the narrow kernel takes, on LIBXSMM: SFC_AMX=0 where the CPU has
+  // tiles): tiles of 128 rows.
+  setenv("SFC_AMX", "0", 1);
+  CHECK(choose_blocks({4096, 64, 4096}, DType::bf16, 2, Layout::row_major).bm == 128);
+  CHECK(choose_blocks({4096, 96, 4096}, DType::bf16, 2, Layout::col_major).bm == 128);
+  CHECK(choose_blocks({4096, 64, 4096}, DType::f32, 2, Layout::row_major).bm == 1024);  // A in place
+  CHECK(choose_blocks({4096, 8, 4096}, DType::bf16, 2, Layout::row_major).bm == 1024);  // the narrow kernel
+  CHECK(choose_blocks({4096, 64, 16}, DType::bf16, 2, Layout::row_major).bm == 1024);   // a K of one block
+  CHECK(choose_blocks({4096, 64, 4096}, DType::bf16, 2, Layout::blocked).bm == 64);
+  unsetenv("SFC_AMX");
 }
 
 TEST_CASE("a C of 4 MiB and more written once is stored past the caches, and equals C stored as usual") {

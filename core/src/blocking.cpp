@@ -85,6 +85,21 @@
 //   the better of oneDNN and OpenBLAS) 0.87-0.91 -> 1.24. Wider, two columns
 //   stay: one column ran M 112 at 0.94 against 0.91, M 128 at 0.89 against
 //   0.92 (6 shapes each, one run, `--config best`), mixed shape by shape.
+// - bf16 on one column of tiles wider than the narrow kernel takes (more than
+//   narrow_columns(): 12 on AVX512-BF16), on LIBXSMM: its kernels need A in
+//   VNNI pairs, so the loop packs A panel by panel (plan_impl.hpp,
+//   Impl::panels_a), and there tiles of at most kPackedPanelRows ran best,
+//   the tall ones worst (the likely reason: a 1024-row tile's C is 256 KiB of
+//   fp32 beside a 256 KiB panel in L2). Not measured on AMX tiles. Measured
+//   (Zen 5, row-major, `sfc-tune gemm M N K --dtype bf16 --layout row
+//   --threads 2 --reps 10 --blocks 0xROWSx0`, min of two rounds, ms, rows
+//   1024 / 512 / 256 / 128 / 64): 64x8192x1024 3.22 / 2.33 / 2.17 / 2.11 /
+//   2.37, 64x4096x4096 6.68 / 4.87 / 4.65 / 4.27 / 4.94, 32x4096x4096 4.53 /
+//   3.38 / 3.09 / 2.95 / 3.61, 16x2048x2048 0.92 / 0.65 / 0.58 / 0.54, and
+//   one column of 96, 96x4096x4096 (512 / 256 / 128 / 64) 7.09 / 6.36 / 6.08 /
+//   7.04. Side by side with oneDNN's bf16 (`sfc-tune bench --dtype bf16
+//   --layout row --vs onednn --config policy`, alternated twice): M 16-64 by N
+//   x K of 1024-8192 (16 shapes) WHM 0.64-0.66 -> 0.84-0.85.
 // A tall block that does not divide M (the last one is padded anyway) is
 // rounded up to whole 64-byte vectors of C, which leaves the number of blocks
 // as it is: LIBXSMM's kernel for 1023 rows ran 4091x4093x61 (fp32, 2 threads,
@@ -138,6 +153,7 @@
 #include "amx_brgemm.hpp"
 #include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
+#include "simd_kernel.hpp"
 
 namespace sfc {
 namespace {
@@ -154,6 +170,10 @@ constexpr std::int64_t kWideTilesPerThread = 4;
 // kTallTilesPerThread tiles a thread gets has at least this many rows (see
 // above).
 constexpr int kOneColumnMinRows = 256;
+
+// Tiles of one column whose bf16 A the loop packs panel by panel are this
+// many rows at most (see above).
+constexpr int kPackedPanelRows = 128;
 
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
@@ -229,8 +249,14 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   if (one_k_block || plain_panels) {  // tall tiles (see above)
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;
     const std::int64_t wanted = std::int64_t(kTallTilesPerThread) * std::max(threads, 1);
-    for (int target = one_column ? one_column_rows : c.block_target_m_tall; target > c.block_target_mn;
-         target /= 2) {
+    // bf16 A the loop packs panel by panel (wider than the narrow kernel
+    // reads in place; LIBXSMM's kernels need VNNI pairs): short tiles (see above).
+    const bool packed_panels = plain_panels && !one_k_block && dtype == DType::bf16 && !amx_available() &&
+                               b.bn > narrow_columns<libxsmm_bfloat16>();
+    const int tallest = packed_panels ? kPackedPanelRows
+                        : one_column  ? one_column_rows
+                                      : c.block_target_m_tall;
+    for (int target = tallest; target > c.block_target_mn; target /= 2) {
       const std::int64_t row_tiles = (shape.m + target - 1) / target;
       if (row_tiles * col_tiles >= wanted) {
         b.bm = split(shape.m, target);
