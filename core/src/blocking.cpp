@@ -77,12 +77,14 @@
 //   of at least kOneColumnMinRows (loop M >= 1024 on 2 threads; shorter, the
 //   64-row tiles read in place were no faster: N = 256, 512 level). Not on
 //   AMX tiles (not measured there). Measured (Zen 5, 2 threads, `sfc-tune
-//   bench --layout row --vs onednn --threads 2 --reps 5 --passes 3 --min-time
-//   0.05`, two columns -> one, two alternated runs each, WHM over oneDNN's):
-//   fp32, caller's M 65-96 by N x K of 1024-8192 (30 shapes, `--config
-//   policy`, shipped table) 0.81 -> 0.89 (M 65: 0.77-0.79 -> 0.90-0.94; 65x1024x4096 0.71 -> 1.03);
-//   bf16, M 72 and 96 (10 shapes) 0.77 -> 0.84-0.89; fp64, M 40 and 48 (10 shapes, `--config best`, against
-//   the better of oneDNN and OpenBLAS) 0.87-0.91 -> 1.24. Wider, two columns
+//   bench --layout L --vs onednn --config policy --threads 2 --reps 5
+//   --passes 3 --min-time 0.05`, the binaries before and after alternated
+//   twice, WHM over oneDNN's): fp32 row-major on data/grids/thin-m.shapes
+//   (caller's M 65-96 by N x K of 1024-8192, 30 shapes) 0.79-0.81 ->
+//   0.92-0.93 (65x1024x4096 0.75-0.78 -> 1.06), column-major (12 shapes)
+//   0.71 -> 0.87-0.90; bf16 row-major, M 72 and 96 (10 shapes) 0.77 ->
+//   0.84-0.89; fp64, M 40 and 48 (10 shapes, `--config best`, against the
+//   better of oneDNN and OpenBLAS) 0.87-0.91 -> 1.24. Wider, two columns
 //   stay: one column ran M 112 at 0.94 against 0.91, M 128 at 0.89 against
 //   0.92 (6 shapes each, one run, `--config best`), mixed shape by shape.
 // - bf16 on one column of tiles wider than the narrow kernel takes (more than
