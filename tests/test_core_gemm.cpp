@@ -474,9 +474,8 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(one_column.bm == 512);
   CHECK(one_column.bn == 96);
   CHECK(choose_blocks({4096, 65, 4096}, DType::f32, 2, Layout::col_major).bn == 65);
-  CHECK(choose_blocks({1024, 65, 4096}, DType::f32, 2, Layout::col_major).bm ==
-        256);                                                                         // 4 tiles for 2 threads
-  CHECK(choose_blocks({1023, 96, 4096}, DType::f32, 2, Layout::col_major).bn == 48);  // tiles too short
+  CHECK(choose_blocks({1024, 65, 4096}, DType::f32, 2, Layout::col_major).bm == 256);  // 4 tiles, 2 threads
+  CHECK(choose_blocks({1023, 96, 4096}, DType::f32, 2, Layout::col_major).bn == 48);   // tiles too short
   CHECK(choose_blocks({4096, 96, 4096}, DType::f32, 16, Layout::col_major).bn == 48);  // for 16 threads
   CHECK(choose_blocks({4096, 97, 4096}, DType::f32, 2, Layout::col_major).bn == 49);   // two columns
   CHECK(choose_blocks({4096, 96, 4096}, DType::f32, 2, Layout::blocked).bn == 48);

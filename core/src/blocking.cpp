@@ -205,6 +205,7 @@ bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks) {
 
 BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   const DTypeConstants c = dtype_constants(dtype);
+  const bool plain = layout != Layout::blocked;  // row- or column-major operands
   BlockSizes b{split(shape.m, c.block_target_mn), split(shape.n, c.block_target_mn),
                split(shape.k, c.block_target_k)};
   b.bk = round_up(b.bk, c.bk_multiple);
@@ -219,7 +220,7 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // (bk 62 -> 64) 128 -> 23 ms, 6000x600x1100 139 -> 22.6 ms.
   const bool amx_steps = dtype == DType::bf16 && b.bk > 32 && amx_available();
   if (amx_steps) b.bk = round_up(b.bk, 32);
-  if (layout != Layout::blocked) {                                // divisors (see above)
+  if (plain) {                                                    // divisors (see above)
     b.bm = divisor_or(b.bm, shape.m, c.block_target_mn, vector);  // whole vectors
     b.bn = divisor_or(b.bn, shape.n, c.block_target_mn, 1);
     if (!amx_steps) b.bk = divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple);
@@ -230,31 +231,29 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   const int wide = 2 * c.block_target_mn;
   const std::int64_t row_blocks = (shape.m + b.bm - 1) / b.bm;
   const bool wide_tiles =
-      layout != Layout::blocked && shape.k > c.block_target_k && row_blocks > 2 && row_blocks <= 4 &&
+      plain && shape.k > c.block_target_k && row_blocks > 2 && row_blocks <= 4 &&
       row_blocks * ((shape.n + wide - 1) / wide) >= kWideTilesPerThread * std::max(threads, 1);
   if (wide_tiles) b.bn = divisor_or(split(shape.n, wide), shape.n, wide, 1);
-  const bool thin_m_b_in_place = layout != Layout::blocked && shape.m <= c.block_target_mn / 2;
+  const bool thin_m_b_in_place = plain && shape.m <= c.block_target_mn / 2;
   if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
   // Plain operands: only a K block of at most a cache line a row (see above).
   const bool one_k_block =
-      shape.k <= c.block_target_k &&
-      (layout == Layout::blocked || std::size_t(shape.k) * c.input_bytes <= kTallRowBytes);
+      shape.k <= c.block_target_k && (!plain || std::size_t(shape.k) * c.input_bytes <= kTallRowBytes);
   // One column of 512-row tiles where the loop's N would make two narrow
   // ones, on a loop M long enough for them (see above).
   const int one_column_rows = c.block_target_m_tall / 2;
   const bool one_column =
-      layout != Layout::blocked && shape.n > c.block_target_mn && shape.n <= c.block_target_mn * 3 / 2 &&
+      plain && shape.n > c.block_target_mn && shape.n <= c.block_target_mn * 3 / 2 &&
       shape.m >= std::int64_t(kOneColumnMinRows) * kTallTilesPerThread * std::max(threads, 1) &&
       !(dtype == DType::bf16 && amx_available());
   if (one_column) b.bn = int(shape.n);
-  const bool plain_panels = layout != Layout::blocked && (shape.n <= c.block_target_mn || one_column);
+  const bool plain_panels = plain && (shape.n <= c.block_target_mn || one_column);
   if (one_k_block || plain_panels) {  // tall tiles (see above)
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;
     const std::int64_t wanted = std::int64_t(kTallTilesPerThread) * std::max(threads, 1);
-    // bf16 A the loop packs panel by panel (wider than the narrow kernel
-    // reads in place; LIBXSMM's kernels need VNNI pairs): short tiles (see above).
-    const bool packed_panels = plain_panels && !one_k_block && dtype == DType::bf16 && !amx_available() &&
-                               b.bn > narrow_columns<libxsmm_bfloat16>();
+    // An A the loop packs panel by panel, whatever the call: short tiles (see above).
+    const bool packed_panels =
+        plain_panels && !one_k_block && !amx_available() && !one_column_reads_a_in_place(dtype, b.bn);
     const int tallest = packed_panels ? kPackedPanelRows
                         : one_column  ? one_column_rows
                                       : c.block_target_m_tall;

@@ -407,7 +407,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
       dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m),
                        /*narrow=*/false, /*k_tail=*/true);
       // One column of tiles: A in place too (see Impl::all_in_place_map).
-      if (p.nb == 1 && (p.dtype != DType::bf16 || bn <= narrow_columns<libxsmm_bfloat16>())) {
+      if (p.nb == 1 && one_column_reads_a_in_place(p.dtype, bn)) {
         p.all_in_place_map.at = p.b_in_place_map.at;
         p.all_in_place_map.at.a_row_block = bm;
         p.all_in_place_map.at.a_k_block = bk * s.m;

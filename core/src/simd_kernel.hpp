@@ -40,6 +40,8 @@
 
 #include <cstdint>
 
+#include "sfc/gemm.hpp"
+
 namespace sfc {
 
 inline constexpr int kNarrowColumns = 8;
@@ -54,6 +56,13 @@ inline constexpr int kNarrowPairColumns = 12;
 // The widest tile the narrow kernel takes for `In` on this CPU.
 template <class In>
 int narrow_columns();
+// Whether one column of tiles `columns` wide can read a plain A of `dtype`
+// in place (plan_impl.hpp, Impl::all_in_place_map): fp32 and fp64 on
+// LIBXSMM's kernels, bf16 only on the narrow kernel (LIBXSMM's need A in VNNI
+// pairs); elsewhere the loop packs A panel by panel.
+inline bool one_column_reads_a_in_place(DType dtype, int columns) {
+  return dtype != DType::bf16 || columns <= narrow_columns<libxsmm_bfloat16>();
+}
 
 template <class Input, class Output>
 struct SimdKernel {
