@@ -60,7 +60,7 @@ int narrow_columns();
 // in place (plan_impl.hpp, Impl::all_in_place_map): fp32 and fp64 on
 // LIBXSMM's kernels, bf16 only on the narrow kernel (LIBXSMM's need A in VNNI
 // pairs); elsewhere the loop packs A panel by panel.
-inline bool one_column_reads_a_in_place(DType dtype, int columns) {
+inline bool one_column_reads_a_in_place(DType dtype, std::int64_t columns) {
   return dtype != DType::bf16 || columns <= narrow_columns<libxsmm_bfloat16>();
 }
 
