@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "sfc/aligned_buffer.hpp"
@@ -253,6 +254,45 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
           std::size_t(60 * 65 * 64) * sizeof(float) + 2 * std::size_t(20 * 64 * 50) * sizeof(float));
   }
   CHECK(choose_blocks({2501, 7, 300}, DType::f32, 2, Layout::col_major).bm == 512);
+}
+
+TEST_CASE(
+    "a few columns of tiles over a large A: each task packs its row's panel once, for the row's tiles") {
+  // Row-major 130 x 2050 x 1030: the loop's A (the caller's B; 8.9 MiB in
+  // blocks of 64 x 61, padded) spans 3 columns of tiles 44 wide. Each task is
+  // a row of tiles (Impl::row_span): the thread packs the row's panel (16 K
+  // blocks a time, 244 KiB) and multiplies it into the row's three tiles,
+  // rather than packing all of A up front.
+  PlanRequest r;
+  r.shape = {130, 2050, 1030};
+  r.threads = 2;
+  r.layout = Layout::row_major;
+  GemmPlan rows(r);
+  CHECK(rows.copies(Layout::row_major, 1030, 2050, 2050) == GemmCopies{false, true, false});
+  {
+    std::vector<float> a(130 * 1030, 0.f), b(1030 * 2050, 0.f), c(130 * 2050);
+    rows.gemm(Layout::row_major, a.data(), 1030, b.data(), 2050, c.data(), 2050);
+    CHECK(rows.workspace_bytes() == 2 * std::size_t(16 * 64 * 61) * sizeof(float));
+  }
+  // An A below Impl::kRowTaskMinBytes (4.2 MiB) is packed whole, up front.
+  r.shape = {130, 1024, 1030};
+  GemmPlan whole(r);
+  {
+    std::vector<float> a(130 * 1030, 0.f), b(1030 * 1024, 0.f), c(130 * 1024);
+    whole.gemm(Layout::row_major, a.data(), 1030, b.data(), 1024, c.data(), 1024);
+    CHECK(whole.workspace_bytes() == whole.b_elements() * sizeof(float));
+  }
+
+  // Right on every entry that takes row tasks: both plain layouts, ragged M,
+  // N and K (a shorter last K block), layers, rounds, rows split unevenly
+  // over 3 threads; fp64 (5 columns of tiles 26 wide) and bf16 (8.2 MiB).
+  for (auto [threads, kl, kbf] : {std::tuple{2, 1, 1}, {3, 2, 3}, {2, 1, 8}, {3, 3, 1}}) {
+    check_case({{130, 2050, 1030}, {}}, DType::f32, threads, Layout::row_major, kl, kbf);
+    check_case({{2050, 130, 1030}, {}}, DType::f32, threads, Layout::col_major, kl, kbf);
+  }
+  check_case({{130, 2050, 1030}, {}}, DType::f64, 3, Layout::row_major, 2, 3);
+  for (DType dtype : dtypes_here())
+    if (dtype == DType::bf16) check_case({{130, 4100, 1030}, {}}, dtype, 2, Layout::row_major, 2, 3);
 }
 
 TEST_CASE("every copying path gives the same C") {

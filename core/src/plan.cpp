@@ -193,10 +193,11 @@ using Prologue = std::function<void()>;
 // empty: the loop reads the operand's blocks where they are.
 using PanelPacker = std::function<const void*(std::int64_t index, const KSlice& slice)>;
 
-// The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve index)
-// pairs, handed out in contiguous static chunks: the first Mb*Nb tasks form
-// layer 0, so each "team" of threads owns one copy of C and each thread a
-// contiguous stretch of the curve -- a compact patch of C tiles.
+// The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve
+// index) pairs -- (layer, row of tiles) where a row shares its packed A panel
+// (Impl::row_span) -- handed out in contiguous static chunks: the first tasks
+// form layer 0, so each "team" of threads owns one copy of C and each thread
+// a contiguous stretch of the curve -- a compact patch of C tiles.
 // One batch-reduce over `count` K blocks into the tile at `c` (`first`:
 // overwriting it). `tail` set: the last block is K's shorter last one, read
 // in place, and runs on kernels of its own (OperandMap).
@@ -218,7 +219,8 @@ template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
                 const TileKernels<Kernel>* tails, const In* a, const In* b, Out* c, const Prologue& prologue,
                 const PanelPacker& panel_a, const PanelPacker& panel_b, bool accumulate, bool c_final) {
-  const std::int64_t tiles = p.mb * p.nb, tasks = tiles * p.layers;
+  const std::int64_t tiles = p.mb * p.nb, span = p.row_span, layer_tasks = tiles / span,
+                     tasks = layer_tasks * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
   // C past the caches (Impl::stream_c): where it is the caller's, on whole
@@ -234,27 +236,29 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
       // tasks and C tiles: rounds need no barrier between them.
 #pragma omp for schedule(static) nowait
       for (std::int64_t t = 0; t < tasks; ++t) {
-        const std::int64_t layer = t / tiles;
-        const GridCell tile = p.curve[t % tiles];  // (im, in)
+        const std::int64_t layer = t / layer_tasks, first = t % layer_tasks * span;  // curve index
         const KSlice& ks = p.slice(round, layer);
         Out* c_layer = layer == 0 ? c : copies + (layer - 1) * at.c_copy;
         // Round 0 overwrites its copy of C, unless layer 0 adds to a C the
         // prologue scaled by beta (C = A B + beta C, in place).
         const bool overwrite = round == 0 && !(accumulate && layer == 0);
-        const bool last_row = tile.x == p.mb - 1, last_col = tile.y == p.nb - 1;
-        const KernelPair<Kernel>& kernel = kernels[last_row][last_col];
-        Out* c_tile = c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block;
         // The slice's K blocks in one batch, or a panel's worth at a time
-        // when an operand is packed just before use (Impl::panels_a).
+        // when an operand is packed just before use (Impl::panels_a), each
+        // panel of A into the task's `span` tiles (one, or a row: Impl::row_span).
         for (unsigned long long done = 0; done < ks.count; done += p.panel_blocks) {
           const KSlice part{ks.begin + std::int64_t(done), std::min(p.panel_blocks, ks.count - done)};
-          const In* a_blocks = panel_a ? static_cast<const In*>(panel_a(tile.x, part))
-                                       : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
-          const In* b_blocks = panel_b ? static_cast<const In*>(panel_b(tile.y, part))
-                                       : b + tile.y * at.b_col_block + part.begin * at.b_k_block;
-          const bool ends_k = tails && part.begin + std::int64_t(part.count) == p.kb;
-          run_batch(kernel, ends_k ? &(*tails)[last_row][last_col] : nullptr, overwrite && done == 0, stream,
-                    at, a_blocks, b_blocks, c_tile, part.count);
+          const In* a_panel = panel_a ? static_cast<const In*>(panel_a(p.curve[first].x, part)) : nullptr;
+          for (std::int64_t i = first; i < first + span; ++i) {
+            const GridCell tile = p.curve[i];  // (im, in)
+            const bool last_row = tile.x == p.mb - 1, last_col = tile.y == p.nb - 1;
+            const In* a_blocks = a_panel ? a_panel : a + tile.x * at.a_row_block + part.begin * at.a_k_block;
+            const In* b_blocks = panel_b ? static_cast<const In*>(panel_b(tile.y, part))
+                                         : b + tile.y * at.b_col_block + part.begin * at.b_k_block;
+            const bool ends_k = tails && part.begin + std::int64_t(part.count) == p.kb;
+            run_batch(kernels[last_row][last_col], ends_k ? &(*tails)[last_row][last_col] : nullptr,
+                      overwrite && done == 0, stream, at, a_blocks, b_blocks,
+                      c_layer + tile.x * at.c_row_block + tile.y * at.c_col_block, part.count);
+          }
         }
       }
     }
@@ -322,7 +326,11 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
 
   const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
   p.plain = request.layout != Layout::blocked;
-  p.panels_a = p.plain && p.nb == 1;  // (see Impl::panels_a)
+  const bool row_tasks =  // (see Impl::row_span)
+      p.plain && !p.amx && p.nb > 1 && p.nb <= Impl::kRowTaskColumns &&
+      p.a_elements() * input_size(p.dtype) >= Impl::kRowTaskMinBytes;
+  p.row_span = row_tasks ? p.nb : 1;
+  p.panels_a = p.plain && (p.nb == 1 || row_tasks);  // (see Impl::panels_a)
   p.panels_b = p.plain && p.mb == 1;
   unsigned long long longest = 0;
   for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
@@ -342,9 +350,15 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   const auto by_work = [&](double flops_per_thread) {
     return std::int64_t(std::clamp(p.shape.flops() / flops_per_thread, 1.0, double(p.threads)));
   };
-  p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb * p.layers));
+  p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb / p.row_span * p.layers));
   p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
-  p.curve = GilbertCurve(p.mb, p.nb).cells();
+  if (row_tasks) {  // row by row (Impl::row_span)
+    p.curve.clear();
+    for (std::int32_t im = 0; im < p.mb; ++im)
+      for (std::int32_t in = 0; in < p.nb; ++in) p.curve.push_back({im, in});
+  } else {
+    p.curve = GilbertCurve(p.mb, p.nb).cells();
+  }
   assert(std::int64_t(p.curve.size()) == p.mb * p.nb);  // each C tile once: the loop's tasks
 
   libxsmm_init();

@@ -273,6 +273,28 @@ struct GemmPlan::Impl {
   // (b_panel_bytes, whole cache lines) per thread.
   static constexpr std::size_t kPanelBytes = std::size_t(256) << 10;
   bool panels_a = false, panels_b = false;
+  // Row tasks: with a few columns of tiles (1 < nb <= kRowTaskColumns) on
+  // plain operands the loop's A is packed, and each A block serves the nb
+  // tiles of its row. Packed up front, a large A is written to memory and
+  // read back: three passes over A beside the kernels' one, none overlapped.
+  // Instead each task is a whole row of tiles: the thread packs the row's
+  // panel into its own buffer (panels_a) and multiplies it into the row's nb
+  // tiles while it is in L2 (the curve then runs row by row). Only for an A
+  // of kRowTaskMinBytes or more: smaller ones stay in cache when packed up
+  // front. Not on AMX tiles (not measured there). Measured (Zen 5, 2 threads,
+  // `sfc-tune bench --shapes F --layout L --vs onednn --config policy`, up
+  // front and row tasks alternated twice, WHM over oneDNN's): fp32 row-major
+  // M 104-128 by N x K of 1024-8192 (24 shapes) 0.908 / 0.826 -> 0.954 /
+  // 0.962 (128x4096x4096 272-292 -> 324-347 GFLOP/s), M 256-512 by N x K of
+  // 512-16384 (6) 1.025 / 1.021 -> 1.059 / 1.066, column-major (the same 18
+  // swapped) 0.908 / 1.025 -> 1.024 / 1.061; bf16 row-major (18) 0.971 /
+  // 0.981 -> 0.992 / 0.969 (level); fp64 64x4096x4096 108 -> 135-137. The
+  // small grid's row-major M 256-512 (32 shapes) level (1.065 / 1.062 ->
+  // 1.068 / 1.072), with an A of 1-2 MiB 2-8% behind and 1024 x 1024 ones
+  // (4 MiB) 2-3%, hence the floor; nb of 9-16 level (0.997 / 1.000 -> 0.990 / 0.994).
+  static constexpr std::int64_t kRowTaskColumns = 8;
+  static constexpr std::size_t kRowTaskMinBytes = std::size_t(8) << 20;
+  std::int64_t row_span = 1;  // tiles per task: nb with row tasks, else 1
   unsigned long long panel_blocks = 0;
   // C written with non-temporal stores (KernelPair::streaming), past the
   // caches: where each tile of C is written once, by one kernel call (one
