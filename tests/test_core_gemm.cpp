@@ -283,6 +283,16 @@ TEST_CASE(
     CHECK(whole.workspace_bytes() == whole.b_elements() * sizeof(float));
   }
 
+  // Rows too few for the threads (one row of tiles, 64 x 70000 in the loop's
+  // terms: 17 MiB) keep a task per tile, and A packed whole.
+  r.shape = {130, 64, 70000};
+  GemmPlan one_row(r);
+  {
+    std::vector<float> a(std::size_t(130) * 70000, 0.f), b(std::size_t(70000) * 64, 0.f), c(130 * 64);
+    one_row.gemm(Layout::row_major, a.data(), 70000, b.data(), 64, c.data(), 64);
+    CHECK(one_row.workspace_bytes() >= one_row.b_elements() * sizeof(float));
+  }
+
   // Right on every entry that takes row tasks: both plain layouts, ragged M,
   // N and K (a shorter last K block), layers, rounds, rows split unevenly
   // over 3 threads; fp64 (5 columns of tiles 26 wide) and bf16 (8.2 MiB).

@@ -293,6 +293,10 @@ struct GemmPlan::Impl {
   // 1.068 / 1.072), with an A of 1-2 MiB 2-8% behind and 1024 x 1024 ones
   // (4 MiB) 2-3%, hence the floor; nb of 9-16 level (0.997 / 1.000 -> 0.990 / 0.994).
   static constexpr std::int64_t kRowTaskColumns = 8;
+  // And only where every thread gets this many rows (layers count: each is a
+  // task of its own): fewer tasks than tiles must not leave threads idle or
+  // share the work out unevenly (512x512x16384 row-major, 8 rows: above).
+  static constexpr std::int64_t kRowTasksPerThread = 4;
   static constexpr std::size_t kRowTaskMinBytes = std::size_t(8) << 20;
   std::int64_t row_span = 1;  // tiles per task: nb with row tasks, else 1
   unsigned long long panel_blocks = 0;
