@@ -102,6 +102,7 @@ TEST_CASE("grid: the shipped grid files hold the documented shapes") {
   CHECK(ShapeGrid::load(dir + "skinny.shapes").size() == 20);
   CHECK(ShapeGrid::load(dir + "large.shapes").size() == 12);
   CHECK(ShapeGrid::load(dir + "thin-m.shapes").size() == 30);
+  CHECK(ShapeGrid::load(dir + "row-tasks.shapes").size() == 30);
   const ShapeGrid ragged = ShapeGrid::load(dir + "ragged.shapes");
   CHECK(ragged.size() == 8);
   CHECK(has(ragged, 1000, 1000, 1000));

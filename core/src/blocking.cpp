@@ -86,7 +86,10 @@
 //   0.84-0.89; fp64, M 40 and 48 (10 shapes, `--config best`, against the
 //   better of oneDNN and OpenBLAS) 0.87-0.91 -> 1.24. Wider, two columns
 //   stay: one column ran M 112 at 0.94 against 0.91, M 128 at 0.89 against
-//   0.92 (6 shapes each, one run, `--config best`), mixed shape by shape.
+//   0.92 (6 shapes each, one run, `--config best`), mixed shape by shape;
+//   over a large A they now run as row tasks (plan_impl.hpp, Impl::row_span),
+//   which in turn lost to one column where this rule takes it (72x8192x1024
+//   291-305 against 330-337 GFLOP/s).
 // - bf16 on one column of tiles wider than the narrow kernel takes (more than
 //   narrow_columns(): 12 on AVX512-BF16), on LIBXSMM: its kernels need A in
 //   VNNI pairs, so the loop packs A panel by panel (plan_impl.hpp,
