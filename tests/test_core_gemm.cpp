@@ -541,6 +541,15 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   CHECK(choose_blocks({4096, 8, 4096}, DType::bf16, 2, Layout::row_major).bm == 1024);  // the narrow kernel
   CHECK(choose_blocks({4096, 64, 16}, DType::bf16, 2, Layout::row_major).bm == 1024);   // a K of one block
   CHECK(choose_blocks({4096, 64, 4096}, DType::bf16, 2, Layout::blocked).bm == 64);
+  // bf16 row tasks (2-8 columns of tiles over an A of 8 MiB or more, with
+  // four rows of tiles a thread): tiles of 128 rows.
+  CHECK(choose_blocks({4096, 128, 4096}, DType::bf16, 2, Layout::row_major).bm == 128);
+  CHECK(choose_blocks({4096, 512, 1024}, DType::bf16, 2, Layout::col_major).bm == 128);
+  CHECK(choose_blocks({4096, 128, 4096}, DType::f32, 2, Layout::row_major).bm == 64);
+  CHECK(choose_blocks({1024, 128, 1024}, DType::bf16, 2, Layout::row_major).bm == 64);   // A of 2 MiB
+  CHECK(choose_blocks({4096, 640, 4096}, DType::bf16, 2, Layout::row_major).bm == 64);   // 10 columns
+  CHECK(choose_blocks({4096, 128, 4096}, DType::bf16, 16, Layout::row_major).bm == 64);  // 2 rows a thread
+  CHECK(choose_blocks({4096, 128, 4096}, DType::bf16, 2, Layout::blocked).bm == 64);
   unsetenv("SFC_AMX");
 }
 

@@ -105,6 +105,16 @@
 //   7.04. Side by side with oneDNN's bf16 (`sfc-tune bench --dtype bf16
 //   --layout row --vs onednn --config policy`, alternated twice): M 16-64 by N
 //   x K of 1024-8192 (16 shapes) WHM 0.64-0.66 -> 0.84-0.85.
+// - bf16 where the plan runs row tasks (2-8 columns of tiles on plain
+//   operands, an A of 8 MiB or more: plan_impl.hpp, Impl::row_span): tiles of
+//   128 rows, where every thread still gets kRowTasksPerThread rows of them.
+//   Not fp32 (level to behind), not on AMX tiles (not measured there).
+//   Measured (Zen 5, 2 threads, `sfc-tune bench --shapes
+//   data/grids/row-tasks.shapes --layout row --dtype bf16 --vs onednn
+//   --config policy`, 64 and 128 rows alternated twice, WHM over oneDNN's
+//   bf16): 0.892 / 0.960 -> 0.966 / 1.004 (128x4096x4096 537-591 -> 598-668
+//   GFLOP/s, 384x4096x4096 660-689 -> 732-787); fp32 1.015 / 1.030 -> 1.005 /
+//   0.994.
 // A tall block that does not divide M (the last one is padded anyway) is
 // rounded up to whole 64-byte vectors of C, which leaves the number of blocks
 // as it is: LIBXSMM's kernel for 1023 rows ran 4091x4093x61 (fp32, 2 threads,
@@ -156,6 +166,7 @@
 #include <algorithm>
 
 #include "amx_brgemm.hpp"
+#include "plan_impl.hpp"
 #include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
 #include "simd_kernel.hpp"
@@ -179,6 +190,10 @@ constexpr int kOneColumnMinRows = 256;
 // Tiles of one column whose bf16 A the loop packs panel by panel are this
 // many rows at most (see above).
 constexpr int kPackedPanelRows = 128;
+
+// bf16 tiles of row tasks (plan_impl.hpp, Impl::row_span) are this many
+// rows (see above).
+constexpr int kRowTaskRows = 128;
 
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
@@ -250,6 +265,17 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
       shape.m >= std::int64_t(kOneColumnMinRows) * kTallTilesPerThread * std::max(threads, 1) &&
       !(dtype == DType::bf16 && amx_available());
   if (one_column) b.bn = int(shape.n);
+  // bf16 row tasks on tiles of twice the rows, where each thread gets its
+  // share of them (see above).
+  const bool tall_row_tasks =
+      plain && dtype == DType::bf16 && !amx_available() && !one_column && shape.n > c.block_target_mn &&
+      shape.n <= GemmPlan::Impl::kRowTaskColumns * c.block_target_mn &&
+      std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes >= GemmPlan::Impl::kRowTaskMinBytes &&
+      shape.m >= std::int64_t(kRowTaskRows) * GemmPlan::Impl::kRowTasksPerThread * std::max(threads, 1);
+  if (tall_row_tasks) {
+    b.bm = split(shape.m, kRowTaskRows);
+    if (shape.m % b.bm != 0) b.bm = round_up(b.bm, vector);  // whole vectors (see above)
+  }
   const bool plain_panels = plain && (shape.n <= c.block_target_mn || one_column);
   if (one_k_block || plain_panels) {  // tall tiles (see above)
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;

@@ -1,5 +1,5 @@
-// GemmPlan's state, shared by plan.cpp (planning, the SFC-CA loop) and
-// pack.cpp (layout conversion). Private to core/.
+// GemmPlan's state, shared by plan.cpp (planning, the SFC-CA loop),
+// pack.cpp (layout conversion) and blocking.cpp (the row-task limits). Private to core/.
 #pragma once
 #include <libxsmm.h>
 
