@@ -288,16 +288,16 @@ struct GemmPlan::Impl {
   // 0.962 (128x4096x4096 272-292 -> 324-347 GFLOP/s), M 256-512 by N x K of
   // 512-16384 (6) 1.025 / 1.021 -> 1.059 / 1.066, column-major (the same 18
   // swapped) 0.908 / 1.025 -> 1.024 / 1.061; bf16 row-major (18) 0.971 /
-  // 0.981 -> 0.992 / 0.969 (level); fp64 64x4096x4096 108 -> 135-137. The
-  // small grid's row-major M 256-512 (32 shapes) level (1.065 / 1.062 ->
-  // 1.068 / 1.072), with an A of 1-2 MiB 2-8% behind and 1024 x 1024 ones
-  // (4 MiB) 2-3%, hence the floor; nb of 9-16 level (0.997 / 1.000 -> 0.990 / 0.994).
+  // 0.981 -> 0.992 / 0.969 (level on 64-row tiles; bf16 takes 128: blocking.cpp); fp64 64x4096x4096 108 ->
+  // 135-137. The small grid's row-major M 256-512 (32 shapes) level (1.065 / 1.062 -> 1.068 / 1.072), with an
+  // A of 1-2 MiB 2-8% behind and 1024 x 1024 ones (4 MiB) 2-3%, hence the floor; nb of 9-16 level (0.997
+  // / 1.000 -> 0.990 / 0.994).
   static constexpr std::int64_t kRowTaskColumns = 8;
+  static constexpr std::size_t kRowTaskMinBytes = std::size_t(8) << 20;  // the floor (above)
   // And only where every thread gets this many rows (layers count: each is a
   // task of its own): fewer tasks than tiles must not leave threads idle or
   // share the work out unevenly (512x512x16384 row-major, 8 rows: above).
   static constexpr std::int64_t kRowTasksPerThread = 4;
-  static constexpr std::size_t kRowTaskMinBytes = std::size_t(8) << 20;
   std::int64_t row_span = 1;  // tiles per task: nb with row tasks, else 1
   unsigned long long panel_blocks = 0;
   // C written with non-temporal stores (KernelPair::streaming), past the
