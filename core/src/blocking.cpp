@@ -268,10 +268,10 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
   // bf16 row tasks on tiles of twice the rows, where each thread gets its
   // share of them (see above).
   const bool tall_row_tasks =
-      plain && dtype == DType::bf16 && !amx_available() && !one_column && shape.n > c.block_target_mn &&
-      shape.n <= GemmPlan::Impl::kRowTaskColumns * c.block_target_mn &&
-      std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes >= GemmPlan::Impl::kRowTaskMinBytes &&
-      shape.m >= std::int64_t(kRowTaskRows) * GemmPlan::Impl::kRowTasksPerThread * std::max(threads, 1);
+      plain && dtype == DType::bf16 && !amx_available() && !one_column &&
+      GemmPlan::Impl::row_tasks_pay(
+          (shape.n + c.block_target_mn - 1) / c.block_target_mn, shape.m / kRowTaskRows,
+          std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes, std::max(threads, 1));
   if (tall_row_tasks) {
     b.bm = split(shape.m, kRowTaskRows);
     if (shape.m % b.bm != 0) b.bm = round_up(b.bm, vector);  // whole vectors (see above)

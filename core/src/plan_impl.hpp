@@ -298,6 +298,13 @@ struct GemmPlan::Impl {
   // task of its own): fewer tasks than tiles must not leave threads idle or
   // share the work out unevenly (512x512x16384 row-major, 8 rows: above).
   static constexpr std::int64_t kRowTasksPerThread = 4;
+  // Whether row tasks pay for `columns` columns of tiles, `rows` tasks
+  // (rows of tiles times layers) on `threads`, over an A of `a_bytes`: the
+  // plan's test, and the block rule's before it has its blocks (blocking.cpp).
+  static bool row_tasks_pay(std::int64_t columns, std::int64_t rows, std::size_t a_bytes, int threads) {
+    return columns > 1 && columns <= kRowTaskColumns && a_bytes >= kRowTaskMinBytes &&
+           rows >= kRowTasksPerThread * threads;
+  }
   std::int64_t row_span = 1;  // tiles per task: nb with row tasks, else 1
   unsigned long long panel_blocks = 0;
   // C written with non-temporal stores (KernelPair::streaming), past the
