@@ -114,6 +114,34 @@ TEST_CASE("platform: twins match exactly, other core counts are compatible, othe
   CHECK(match(small_l1, zen5) == PlatformMatch::compatible);
 }
 
+TEST_CASE("platform: the same CPU model reporting another L3 is compatible, another model's is foreign") {
+  // What two guests of one Zen 5 VM type read (hwloc, from the hypervisor's
+  // CPUID): the socket's 508 MiB on one host, one CCD's 32 MiB on another.
+  Platform socket_view = machine("zen5-2core");
+  socket_view.l3_bytes = std::size_t(520192) << 10;
+  const Platform ccd_view = machine("zen5-2core-twin");
+  REQUIRE(ccd_view.l3_bytes == std::size_t(32) << 20);
+  const sfc::PlatformComparison twins = sfc::compare_platforms(socket_view, ccd_view);
+  CHECK(twins.match == PlatformMatch::compatible);
+  REQUIRE(twins.differences.size() == 1);
+  CHECK(twins.differences[0].starts_with("l3_bytes: tuned"));
+  CHECK(socket_view.hash() != ccd_view.hash());  // not the same platform: exact only on equal reports
+
+  Platform no_l3_shown = ccd_view;  // an L3 hidden altogether: the same chip still
+  no_l3_shown.l3_bytes = 0;
+  CHECK(match(no_l3_shown, ccd_view) == PlatformMatch::compatible);
+
+  Platform other_model = socket_view;  // another model: the L3 tells the chips apart
+  other_model.cpu_model = "AMD EPYC 9B14";
+  const sfc::PlatformComparison other = sfc::compare_platforms(other_model, ccd_view);
+  CHECK(other.match == PlatformMatch::foreign);
+  CHECK(other.describe().find("l3_bytes") != std::string::npos);
+
+  Platform other_l2 = socket_view;  // the same model with another L2 is no twin: L2 decides k_block_factor
+  other_l2.l2_bytes = std::size_t(4) << 20;
+  CHECK(match(other_l2, ccd_view) == PlatformMatch::foreign);
+}
+
 TEST_CASE("platform: a legacy record (L3 and NUMA unknown) is compatible at best") {
   Platform legacy = machine("zen5-2core");
   legacy.l3_bytes = 0;

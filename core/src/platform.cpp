@@ -171,8 +171,8 @@ PlatformComparison compare_platforms(const Platform& tuned, const Platform& here
     c.differences.push_back(std::string(name) + ": tuned " + a + ", here " + b);
     foreign = foreign || breaks;
   };
-  const auto cache = [&](const char* name, std::size_t a, std::size_t b) {
-    differ(name, size_text(a), size_text(b), !caches_close(a, b));
+  const auto cache = [&](const char* name, std::size_t a, std::size_t b, bool breaks = true) {
+    differ(name, size_text(a), size_text(b), breaks && !caches_close(a, b));
   };
   differ("isa", tuned.isa, here.isa, true);
   cache("l1d_bytes", tuned.l1d_bytes, here.l1d_bytes);
@@ -180,7 +180,12 @@ PlatformComparison compare_platforms(const Platform& tuned, const Platform& here
   // A legacy record's L3 and NUMA nodes are unknown: nothing to compare.
   const bool unknown = tuned.legacy() || here.legacy();
   if (!unknown) {
-    cache("l3_bytes", tuned.l3_bytes, here.l3_bytes);
+    // The same CPU model has the same L3: where two of them report different
+    // ones, it is what a hypervisor shows its guest (the socket's or one CCD's;
+    // the same Zen 5 guest type read 508 MiB on one host and 32 MiB on
+    // another), and nothing the predictor computes reads the L3. Such twins
+    // are compatible, the difference said; another model's L3 still counts.
+    cache("l3_bytes", tuned.l3_bytes, here.l3_bytes, tuned.cpu_model != here.cpu_model);
     differ("numa_nodes", std::to_string(tuned.numa_nodes), std::to_string(here.numa_nodes), false);
   }
   differ("cpu_model", tuned.cpu_model, here.cpu_model, false);

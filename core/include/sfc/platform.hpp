@@ -58,9 +58,11 @@ Platform platform_from_topology(const std::string& source, int threads);
 //               thread counts from the model)
 //   compatible  the same ISA and every cache within kCacheTolerance; the CPU
 //               model, core count or NUMA nodes differ, or the tuned record
-//               is a legacy one whose L3 is unknown
+//               is a legacy one whose L3 is unknown; or the same CPU model
+//               reporting another L3 (a hypervisor's view, whatever its size)
 //   foreign     another ISA, or a cache beyond the tolerance (or present on
-//               one side only): refused unless forced
+//               one side only; the L3 only between different CPU models):
+//               refused unless forced
 enum class PlatformMatch { exact, compatible, foreign };
 std::string_view to_string(PlatformMatch match);  // "exact", "compatible", "foreign"
 
