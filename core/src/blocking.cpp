@@ -21,10 +21,11 @@
 // blocked 2000x3000x700 (63 -> 64) 319-322 -> 349-359; bf16 on tiles,
 // row-major 3000x2000x700 859-1021 -> 1340-1377.
 //
-// Targets (the values live in sfc/arch_context.hpp): LIBXSMM's batch-reduce kernel on this AVX-512 Zen 5 runs
-// at ~195-200 GFLOP/s per core in cache for bm, bn, bk in {32, 64} (fp32); 64 halves the number of kernel
-// calls and loads of C per FLOP against 32, and one A block plus one B block (2 x 16 KiB fp32) still sits
-// comfortably in L1/L2. bf16 keeps bk even: its A blocks are stored in VNNI pairs along K.
+// Targets (the values live in sfc/arch_context.hpp): LIBXSMM's batch-reduce kernel on the AVX-512 Zen 5 runs
+// at ~195-200 GFLOP/s per core in cache for bm, bn, bk in {32, 64} (fp32) on one host, 232-249 (96-100% of
+// its register-only FMA rate) on another (docs/experiments, 2026-12-05, kernel ceiling); 64 halves the
+// number of kernel calls and loads of C per FLOP against 32, and one A block plus one B block (2 x 16 KiB
+// fp32) still sits comfortably in L1/L2. bf16 keeps bk even: its A blocks are stored in VNNI pairs along K.
 //
 // Tall tiles (bm up to 1024, fewer only to keep kTallTilesPerThread tiles
 // per thread) in two regimes where the 2D reuse of 64 x 64 tiles buys nothing:
