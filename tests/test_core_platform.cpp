@@ -137,6 +137,11 @@ TEST_CASE("platform: the same CPU model reporting another L3 is compatible, anot
   CHECK(other.match == PlatformMatch::foreign);
   CHECK(other.describe().find("l3_bytes") != std::string::npos);
 
+  Platform unnamed = socket_view, unnamed_twin = ccd_view;  // no model read: nothing says they are twins
+  unnamed.cpu_model.clear();
+  unnamed_twin.cpu_model.clear();
+  CHECK(match(unnamed, unnamed_twin) == PlatformMatch::foreign);
+
   Platform other_l2 = socket_view;  // the same model with another L2 is no twin: L2 decides k_block_factor
   other_l2.l2_bytes = std::size_t(4) << 20;
   CHECK(match(other_l2, ccd_view) == PlatformMatch::foreign);

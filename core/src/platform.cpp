@@ -184,8 +184,10 @@ PlatformComparison compare_platforms(const Platform& tuned, const Platform& here
     // ones, it is what a hypervisor shows its guest (the socket's or one CCD's;
     // the same Zen 5 guest type read 508 MiB on one host and 32 MiB on
     // another), and nothing the predictor computes reads the L3. Such twins
-    // are compatible, the difference said; another model's L3 still counts.
-    cache("l3_bytes", tuned.l3_bytes, here.l3_bytes, tuned.cpu_model != here.cpu_model);
+    // are compatible, the difference said; another model's L3 still counts,
+    // and so does any L3 where no model was read (two empty names say nothing).
+    const bool same_model = !tuned.cpu_model.empty() && tuned.cpu_model == here.cpu_model;
+    cache("l3_bytes", tuned.l3_bytes, here.l3_bytes, !same_model);
     differ("numa_nodes", std::to_string(tuned.numa_nodes), std::to_string(here.numa_nodes), false);
   }
   differ("cpu_model", tuned.cpu_model, here.cpu_model, false);
