@@ -345,8 +345,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option(
       "--db", a->db,
-      "Tuning database or exported tuning table: winners for --config tuned, nn or policy, and the "
-      "stored calibration for the roofline");
+      "Tuning database or exported tuning table: winners (or (1,1) where it ties them within 2%) for "
+      "--config tuned, nn or policy, and the stored calibration for the roofline");
   cmd->add_option("--platform", a->platform,
                   "Whose results in --db: this (this machine's or a compatible one's), any (forced, foreign "
                   "included) or a platform hash (default: SFC_PLATFORM, else this)");

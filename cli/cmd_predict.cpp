@@ -445,6 +445,11 @@ void add_predict_commands(CLI::App& app) {
         "(default: fitted to the tuned shapes, for shapes within their sizes; the paper's 0.5 beyond "
         "them or without them)")
       ->check(CLI::PositiveNumber);
+  ev->add_option("--tie-tolerance", e->predictor.tie_tolerance,
+                 "A tuned shape (and the vote) answers (1,1) where (1,1) runs within this fraction of "
+                 "its winner; 0: the winner")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();

@@ -12,14 +12,15 @@
  *     use(a.k_layers, a.k_block_factor);
  *   sfcconf_close(conf);
  *
- * Answers come in tiers: the measured winner of a tuned shape (exact), that
- * of a tuned shape nearby in log2(M, N, K) space (nearest), the analytical
- * model when a platform of the file is calibrated (model: at a thread count
- * with no tuned shapes too), else K_layers = 1 with the k_block_factor whose
- * panels fit L2 (default). sfcconf_query_match also says how the platform the
- * answer came from matches this machine: exact, compatible (same ISA, caches
- * within a factor of 1.5, another CPU model or core count) or foreign (only
- * when forced with the platform "any").
+ * Answers come in tiers: the measured winner of a tuned shape, or (1, 1)
+ * where that runs within 2% of it (exact), that of a tuned shape nearby in
+ * log2(M, N, K) space (nearest), the analytical model when a platform of the
+ * file is calibrated (model: at a thread count with no tuned shapes too),
+ * else K_layers = 1 with the k_block_factor whose panels fit L2 (default).
+ * sfcconf_query_match also says how the platform the answer came from
+ * matches this machine: exact, compatible (same ISA, caches within a factor
+ * of 1.5, another CPU model or core count) or foreign (only when forced with
+ * the platform "any").
  *
  * Errors come back as status codes; sfcconf_last_error() then describes the
  * last failure of the calling thread. Nothing exits, prints or throws. Once

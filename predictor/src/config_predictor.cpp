@@ -151,7 +151,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
     }
     const ShapeGroup::Policy& policy = g->policy_for(q);
     if (d <= policy.max_distance) {
-      a.knobs = policy.votes ? g->vote(q, options_.vote_neighbours) : g->winner(i);
+      a.knobs = policy.votes ? g->vote(q, options_.vote_neighbours, options_.tie_tolerance) : g->winner(i);
       a.tier = Tier::nearest;
       return a;
     }
@@ -205,7 +205,7 @@ Knobs ConfigPredictor::predict(Predictor predictor, const GemmShape& shape, DTyp
     throw Error("no tuned " + std::string(to_string(dtype)) + " shapes for " + std::to_string(threads) +
                 " threads");
   const GemmShape q = found.transposed ? GemmShape{shape.n, shape.m, shape.k} : shape;
-  if (predictor == Predictor::vote) return g->vote(q, options_.vote_neighbours);
+  if (predictor == Predictor::vote) return g->vote(q, options_.vote_neighbours, options_.tie_tolerance);
   std::uint32_t i;
   double d;
   g->nearest(q, 1, &i, &d);

@@ -23,6 +23,8 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
   if (options_.max_distance && !(*options_.max_distance >= 0))
     throw Error("the nearest-tier distance must be >= 0");
   if (options_.l2_fraction && !(*options_.l2_fraction > 0)) throw Error("the L2 fraction must be > 0");
+  if (!(options_.tie_tolerance >= 0 && options_.tie_tolerance < 1))
+    throw Error("the tie tolerance must be in [0, 1), got " + std::to_string(options_.tie_tolerance));
   const double fraction = options_.l2_fraction.value_or(paper_l2_fraction);
   // The default tier needs nothing from a table but an L2 size: this machine's
   // when known (then its answers are exact), else the first table's that has one.
@@ -61,7 +63,7 @@ ConfigPredictor::ConfigPredictor(const std::vector<TuningTable>& tables, Predict
         groups_.push_back(std::move(g));
         it = groups_.end() - 1;
       }
-      (*it)->add(s);
+      (*it)->add(s, options_.tie_tolerance);
     }
   }
   for (auto& g : groups_)
@@ -186,7 +188,7 @@ void ConfigPredictor::choose_policy(ShapeGroup& g) const {
   const bool automatic_rule = options_.policy_rule == NeighbourRule::automatic;
   if (g.shapes.size() < min_shapes_to_choose || (!automatic_rule && options_.max_distance)) return;
 
-  const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours);
+  const ShapeGroup::LeaveOneOut loo = g.leave_one_out(options_.vote_neighbours, options_.tie_tolerance);
   std::vector<double> below;
   for (std::size_t i = 0; i < g.shapes.size(); ++i)
     below.push_back(g.regret(i, fallback(g.shapes[i], g.dtype, g.threads, g.layout).knobs));

@@ -72,7 +72,8 @@ struct ConfigPredictor::ShapeGroup {
                                                    ShapeGroup, 3, std::uint32_t>;
   std::unique_ptr<Tree> tree;  // built once every shape is in
 
-  void add(const TunedShape& s) {
+  // `tolerance`: PredictorOptions::tie_tolerance.
+  void add(const TunedShape& s, double tolerance) {
     shapes.push_back(s.shape);
     points.push_back(log2_point(s.shape));
     const double best = best_seconds(s);
@@ -80,9 +81,19 @@ struct ConfigPredictor::ShapeGroup {
     for (int i = 0; i < kConfigCount; ++i)  // NaN (not measured) compares false: 0
       row[i] = s.seconds[i] > 0 ? float(std::min(1.0, best / s.seconds[i])) : 0.0f;
     throughput.push_back(row);
-    // A table names each shape's winner; without one, the fastest time stands in.
-    const int fastest = int(std::max_element(row.begin(), row.end()) - row.begin());
-    winners.push_back(has_winner(s) ? s.winner() : Knobs::at(fastest));
+    // A table names each shape's winner (its row holds 1); without one, the
+    // fastest time stands in. (1, 1) answers where it ties either.
+    const Knobs tuned = has_winner(s) ? s.winner() : Knobs::at(plain_or_best(row, 0));
+    winners.push_back(row[0] > 0 && row[0] >= row[tuned.index()] / (1.0 + tolerance) ? Knobs{} : tuned);
+  }
+
+  // The index of (1, 1) -- one layer, one round: no copy of C, each C tile
+  // written once -- where its score is within `tolerance` of the best score
+  // in `score`, else of the best.
+  template <class Scores>
+  static int plain_or_best(const Scores& score, double tolerance) {
+    const int best = int(std::max_element(std::begin(score), std::end(score)) - std::begin(score));
+    return score[0] > 0 && score[0] >= score[best] / (1.0 + tolerance) ? 0 : best;
   }
 
   // Up to `k` nearest shapes: indices and Euclidean distances, nearest first.
@@ -97,7 +108,7 @@ struct ConfigPredictor::ShapeGroup {
 
   // The vote of the `neighbours` nearest shapes, leaving out shape `skip`
   // (the leave-one-out test below; npos: none).
-  Knobs vote(const GemmShape& shape, int neighbours, std::size_t skip = npos) const {
+  Knobs vote(const GemmShape& shape, int neighbours, double tolerance, std::size_t skip = npos) const {
     std::array<std::uint32_t, max_vote_neighbours + 1> index;
     std::array<double, max_vote_neighbours + 1> distance;
     const std::size_t wanted = std::size_t(neighbours) + (skip == npos ? 0 : 1);
@@ -110,8 +121,7 @@ struct ConfigPredictor::ShapeGroup {
       const auto& row = throughput[index[i]];
       for (int c = 0; c < kConfigCount; ++c) score[c] += weight * row[c];
     }
-    const int best = int(std::max_element(score.begin(), score.end()) - score.begin());
-    return Knobs::at(best);
+    return Knobs::at(plain_or_best(score, tolerance));
   }
 
   // Regret of `knobs` on tuned shape i, as the fits (predictor_fit.cpp) sum
@@ -131,7 +141,7 @@ struct ConfigPredictor::ShapeGroup {
   struct LeaveOneOut {
     std::vector<double> distance, nearest, vote;
   };
-  LeaveOneOut leave_one_out(int neighbours) const {
+  LeaveOneOut leave_one_out(int neighbours, double tolerance) const {
     LeaveOneOut loo;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       std::array<std::uint32_t, 2> index;
@@ -140,7 +150,7 @@ struct ConfigPredictor::ShapeGroup {
       const std::size_t other = index[0] == i ? 1 : 0;
       loo.distance.push_back(distance[other]);
       loo.nearest.push_back(regret(i, winners[index[other]]));
-      loo.vote.push_back(regret(i, vote(shapes[i], neighbours, i)));
+      loo.vote.push_back(regret(i, vote(shapes[i], neighbours, tolerance, i)));
     }
     return loo;
   }

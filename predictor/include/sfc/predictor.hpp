@@ -3,7 +3,8 @@
 // times (const, thread-safe, no allocation per query).
 //
 // The shipped policy answers in tiers, each answer saying which one did:
-//   exact    the shape was tuned: its measured winner
+//   exact    the shape was tuned: its measured winner, or (1, 1) where
+//            that ties it (PredictorOptions::tie_tolerance)
 //   nearest  a tuned shape lies within the nearest tier's reach in log2(M, N, K)
 //            space (see PredictorOptions::max_distance): the neighbour rule below
 //   model    the AnalyticalModel, when the platform is calibrated
@@ -89,6 +90,15 @@ struct PredictorOptions {
   // the default rate), for shapes within the tuned shapes' sizes; beyond
   // them, 0.5 and the default rate.
   std::optional<double> l2_fraction;
+  // A tuned shape whose (1, 1) -- one layer, one round: no copy of C, each C
+  // tile written once -- runs within this fraction of its winner's time
+  // answers (1, 1), and so does the vote where (1, 1) scores within it of
+  // the best. A winner that beats (1, 1) by less than a table's timing noise
+  // is a bet on that noise, and the bet does not carry to the like machines
+  // a table is deployed on: on a Zen 5 twin of the shipped tables' host, the
+  // small grid's shapes that change ran 2-13% faster against the rest
+  // (docs/predictor.md, "Ties go to (1,1)"). 0: the winner as tuned.
+  double tie_tolerance = 0.02;
 };
 
 // The time a tuned shape is measured against: its winner's (the fastest full
