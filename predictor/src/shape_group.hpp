@@ -81,10 +81,10 @@ struct ConfigPredictor::ShapeGroup {
     for (int i = 0; i < kConfigCount; ++i)  // NaN (not measured) compares false: 0
       row[i] = s.seconds[i] > 0 ? float(std::min(1.0, best / s.seconds[i])) : 0.0f;
     throughput.push_back(row);
-    // A table names each shape's winner (its row holds 1); without one, the
-    // fastest time stands in. (1, 1) answers where it ties either.
-    const Knobs tuned = has_winner(s) ? s.winner() : Knobs::at(plain_or_best(row, 0));
-    winners.push_back(row[0] > 0 && row[0] >= row[tuned.index()] / (1.0 + tolerance) ? Knobs{} : tuned);
+    // (1, 1) where it ties the fastest, else the winner the table names;
+    // without one, the fastest time stands in.
+    const int answer = plain_or_best(row, tolerance);
+    winners.push_back(answer == 0 || !has_winner(s) ? Knobs::at(answer) : s.winner());
   }
 
   // The index of (1, 1) -- one layer, one round: no copy of C, each C tile
