@@ -343,6 +343,53 @@ TEST_CASE("every copying path gives the same C") {
     for (int j = 96; j < ldc; ++j) REQUIRE(three[i * ldc + j] == -1);  // the padding is left alone
 }
 
+TEST_CASE("the blocked B: each column panel runs unbroken through K, as gemm.hpp documents") {
+  // B(k, j) = k + 1000 j, exact in fp32; 70 x 100 column-major, ragged in
+  // both dimensions (blocks 16 x 32 x 32 on 50 x 100 x 70: 3 K blocks, K
+  // padded to 96; 4 column panels, the last 4 wide).
+  PlanRequest r;
+  r.shape = {50, 100, 70};
+  r.blocks = {16, 32, 32};
+  GemmPlan plan(r);
+  const std::int64_t bn = 32, padded_k = 96;
+  REQUIRE(plan.kb() == 3);
+  REQUIRE(plan.nb() == 4);
+  std::vector<float> b(70 * 100), packed(plan.b_elements(), -1);
+  for (int j = 0; j < 100; ++j)
+    for (int k = 0; k < 70; ++k) b[std::size_t(j) * 70 + k] = float(k + 1000 * j);
+  plan.pack_b(Layout::col_major, b.data(), 70, packed.data());
+  REQUIRE(packed.size() == std::size_t(4 * bn * padded_k));
+  for (std::int64_t in = 0; in < 4; ++in)
+    for (std::int64_t j = 0; j < bn; ++j)
+      for (std::int64_t k = 0; k < padded_k; ++k) {
+        const std::int64_t column = in * bn + j;
+        const float expected = column < 100 && k < 70 ? float(k + 1000 * column) : 0.f;  // zero padding
+        REQUIRE(packed[std::size_t(in * bn * padded_k + j * padded_k + k)] == expected);
+      }
+
+  // Plain operands with one row of tiles pack B a few K blocks at a time
+  // inside the loop, so their B keeps bk x bn blocks: block (in, kb) holds
+  // B(kb*bk + kk, in*bn + j) at j*bk + kk. Row-major 100 x 50 x 70 is the
+  // loop's 50 x 100 x 70 with the caller's A as its B, one row of tiles (bm 64).
+  r.layout = Layout::row_major;
+  r.shape = {100, 50, 70};
+  r.blocks = {32, 64, 32};  // the caller's terms: bm along M
+  GemmPlan one_row(r);
+  REQUIRE(one_row.kb() == 3);
+  std::vector<float> a(100 * 70), blocks(one_row.a_elements(), -1);  // row-major A(i, k) = k + 1000 i
+  for (int i = 0; i < 100; ++i)
+    for (int k = 0; k < 70; ++k) a[std::size_t(i) * 70 + k] = float(k + 1000 * i);
+  one_row.pack_a(Layout::row_major, a.data(), 70, blocks.data());
+  for (std::int64_t in = 0; in < 4; ++in)
+    for (std::int64_t kb = 0; kb < 3; ++kb)
+      for (std::int64_t j = 0; j < 32; ++j)
+        for (std::int64_t kk = 0; kk < 32; ++kk) {
+          const std::int64_t row = in * 32 + j, k = kb * 32 + kk;
+          const float expected = row < 100 && k < 70 ? float(k + 1000 * row) : 0.f;
+          REQUIRE(blocks[std::size_t(((in * 3 + kb) * 32 + j) * 32 + kk)] == expected);
+        }
+}
+
 TEST_CASE("more threads than tasks still computes every tile") {
   check_case({{5, 3, 40}, {}}, DType::f32, 7, Layout::row_major, 1, 1);
   check_case({{70, 70, 300}, {}}, DType::f32, 16, Layout::blocked, 4, 2);

@@ -166,19 +166,23 @@ void pack_a_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst, T scale) {
       pack_a_block(p, src, im, kb, dst + (im * p.kb + kb) * block, scale);
 }
 
-// B block (in, kb): element (kk, j) at j*bk + kk.
+// B block (in, kb): element (kk, j) at j*ld + kk, where ld is the packed
+// B's column distance (Impl::packed_b_ld: the panel's padded K, or bk).
 template <class T>
 void pack_b_block(const GemmPlan::Impl& p, Plain<T> src, std::int64_t in, std::int64_t kb, T* blk) {
   const int bn = p.blocks.bn, bk = p.blocks.bk;
+  const int ld = int(p.packed_b_ld);
   const std::int64_t r0 = kb * bk, c0 = in * bn;
   const int rows = int(std::min<std::int64_t>(bk, p.shape.k - r0));
   const int cols = int(std::min<std::int64_t>(bn, p.shape.n - c0));
-  if (rows < bk || cols < bn) std::fill(blk, blk + bk * bn, T(0));
+  if (rows < bk || cols < bn)
+    for (int j = 0; j < bn; ++j) std::fill_n(blk + std::int64_t(j) * ld, bk, T(0));
   if (src.row_major) {  // a transpose
     transpose_into(p.transpose_b, rows == bk && cols == bn, src.data + r0 * src.ld + c0, src.ld, rows, cols,
-                   blk, bk);
+                   blk, ld);
   } else {
-    for (int j = 0; j < cols; ++j) std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + j * bk);
+    for (int j = 0; j < cols; ++j)
+      std::copy_n(src.data + (c0 + j) * src.ld + r0, rows, blk + std::int64_t(j) * ld);
   }
 }
 
@@ -186,13 +190,13 @@ void pack_b_block(const GemmPlan::Impl& p, Plain<T> src, std::int64_t in, std::i
 // reads run along its rows.
 template <class T>
 void pack_b_blocks(const GemmPlan::Impl& p, Plain<T> src, T* dst) {
-  const std::int64_t block = std::int64_t(p.blocks.bk) * p.blocks.bn;
+  const Addressing& at = p.blocked_map.at;
   const std::int64_t blocks = p.nb * p.kb;
 #pragma omp for schedule(static)
   for (std::int64_t t = 0; t < blocks; ++t) {
     const std::int64_t in = src.row_major ? t % p.nb : t / p.kb;
     const std::int64_t kb = src.row_major ? t / p.nb : t % p.kb;
-    pack_b_block(p, src, in, kb, dst + (in * p.kb + kb) * block);
+    pack_b_block(p, src, in, kb, dst + in * at.b_col_block + kb * at.b_k_block);
   }
 }
 
@@ -292,6 +296,8 @@ void pack_panel(const GemmPlan::Impl& p, Operand operand, Layout layout, const v
     T* out = static_cast<T*>(dst);
     T factor{};  // bf16 is never scaled (the VNNI path ignores it)
     if constexpr (std::is_floating_point_v<T>) factor = T(scale);
+    // B's panels are bk x bn blocks one after the other (Impl::packed_b_ld).
+    assert(loop_a || p.packed_b_ld == p.blocks.bk);
     const std::int64_t block = std::int64_t(p.blocks.bk) * (loop_a ? p.blocks.bm : p.blocks.bn);
     for (std::int64_t j = 0; j < std::int64_t(slice.count); ++j) {
       if (loop_a)

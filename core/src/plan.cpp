@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -364,18 +365,21 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   libxsmm_init();
   const std::int64_t bm = p.blocks.bm, bn = p.blocks.bn, bk = p.blocks.bk;
   const std::int64_t a_block = bm * bk, b_block = bk * bn, c_block = bm * bn;
+  // (see Impl::packed_b_ld; a padded K past int, which LIBXSMM's ld is, keeps blocks)
+  const bool b_in_columns = !p.panels_b && p.kb * bk <= std::numeric_limits<int>::max();
+  p.packed_b_ld = b_in_columns ? p.kb * bk : bk;
   p.blocked_map.at = {.a_row_block = p.kb * a_block,
                       .a_k_block = a_block,
                       .b_col_block = p.kb * b_block,
-                      .b_k_block = b_block,
+                      .b_k_block = b_in_columns ? bk : b_block,
                       .c_row_block = c_block,
                       .c_col_block = p.mb * c_block,
                       .c_column = bm,
                       .c_copy = std::int64_t(p.c_elements()),
                       .last_rows = int(bm),
                       .last_cols = int(bn)};
-  const bool ok =
-      dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(bm));
+  const bool ok = dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(p.packed_b_ld),
+                                   libxsmm_blasint(bm));
   // Plain matrices in place, in the loop's column-major terms (a row-major
   // plan's problem is the transpose): A is m x k, B k x n, C m x n. A is what
   // the kernel re-reads (once per group of C columns), so it stays packed: a
@@ -409,7 +413,8 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     c_in_place.last_rows = int(s.m - (p.mb - 1) * bm);
     c_in_place.last_cols = int(s.n - (p.nb - 1) * bn);
     p.c_in_place_map.at = c_in_place;
-    dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(bk), libxsmm_blasint(s.m));
+    dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(p.packed_b_ld),
+                     libxsmm_blasint(s.m));
     // B in place reads whole K blocks, and a K the blocks do not divide a
     // shorter last one on kernels of its own (Impl::k_tail): not for bf16
     // with an odd one (LIBXSMM's kernels contract VNNI pairs) nor on AMX tiles.
@@ -438,7 +443,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     p.transpose_a = libxsmm_dispatch_trans(
         libxsmm_trans_descriptor_init(&blob, size, unsigned(bk), unsigned(bm), unsigned(bm)));
     p.transpose_b = libxsmm_dispatch_trans(
-        libxsmm_trans_descriptor_init(&blob, size, unsigned(bn), unsigned(bk), unsigned(bk)));
+        libxsmm_trans_descriptor_init(&blob, size, unsigned(bn), unsigned(bk), unsigned(p.packed_b_ld)));
   }
   if (!ok)
     throw Error(std::string(to_string(p.dtype)) + " GEMM is not supported on this CPU: LIBXSMM " +

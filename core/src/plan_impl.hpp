@@ -273,6 +273,21 @@ struct GemmPlan::Impl {
   // (b_panel_bytes, whole cache lines) per thread.
   static constexpr std::size_t kPanelBytes = std::size_t(256) << 10;
   bool panels_a = false, panels_b = false;
+  // The distance between two columns of the packed (blocked) B. A column
+  // panel of B is stored as one K x bn column-major matrix (K padded to whole
+  // blocks; the K blocks of a column follow one another), not as bk x bn
+  // blocks one after the other: the kernel broadcasts from a few columns of B
+  // at a time through every K block of its batch, and with blocks each column
+  // was a 256-byte run 16 KiB from the next, which the hardware prefetchers
+  // do not follow into a cold B. Measured (blocked, fp32, 2 threads, `sfc-tune
+  // gemm M N K --layout blocked --threads 2 --reps 60 --k-layers KL --kbf F`,
+  // min, two alternated rounds, blocks -> panels): 256^3 (1,1) 94-101 -> 84-87
+  // us, 256x256x2048 (1,1) 762-781 -> 640-652 us, (2,5) 692-719 -> 646-662,
+  // 2048^3 (2,1) 41.6-46.1 -> 40.0-40.9 ms; 256^3 (1,4) and 1024^3 level.
+  // The plain entries read a tight B in place, which is the same layout.
+  // B packed a panel of K blocks at a time inside the loop (panels_b) keeps
+  // blocks (ld bk): the per-thread panel holds a few K blocks, not all.
+  std::int64_t packed_b_ld = 0;
   // Row tasks: with a few columns of tiles (1 < nb <= kRowTaskColumns) on
   // plain operands the loop's A is packed, and each A block serves the nb
   // tiles of its row. Packed up front, a large A is written to memory and

@@ -10,13 +10,18 @@
 // dispatches nothing. A plan may be executed by one caller at a time (it owns
 // its scratch); build one plan per concurrent caller.
 //
-// Native blocked layout (all blocks column-major, zero padded to full blocks):
+// Native blocked layout (column-major, zero padded to full blocks):
 //   A: [Mb][Kb][bk][bm]  -- block (im, kb) holds A(im*bm + i, kb*bk + kk) at kk*bm + i
 //                           (bf16: VNNI pairs, at (kk/2)*2*bm + 2*i + kk%2)
-//   B: [Nb][Kb][bn][bk]  -- block (in, kb) holds B(kb*bk + kk, in*bn + j) at j*bk + kk
+//   B: [Nb][bn][Kb*bk]   -- column panel in holds B(k, in*bn + j) at j*Kb*bk + k
 //   C: [Nb][Mb][bn][bm]  -- block (in, im) holds C(im*bm + i, in*bn + j) at j*bm + i
 // so the K blocks of one A row panel (and of one B column panel) are contiguous,
-// which is what the stride-based batch-reduce GEMM walks.
+// which is what the stride-based batch-reduce GEMM walks, and each column of B
+// runs unbroken through K, which is what the kernel streams. (A plan for plain
+// operands whose loop M is one block -- M of a column-major plan, N of a
+// row-major one, see below -- packs B a few K blocks at a time inside the loop,
+// so its B is [Nb][Kb][bn][bk]: block (in, kb) holds B(kb*bk + kk, in*bn + j)
+// at j*bk + kk. pack_b and execute always agree.)
 // A plan built for row-major operands (PlanRequest::layout = row_major) runs the
 // column-major problem C^T = B^T A^T, as BLAS libraries do, so that packing is
 // plain copies; its blocked A is then laid out as the B operand above (and B
