@@ -15,8 +15,10 @@ namespace sfc {
 namespace {
 
 // One thread's operands: a batch of 8 A blocks and 8 B blocks and one C
-// block, 2 x 8 x 16 KiB + 16 KiB with 64^3 fp32 blocks: in L2. The blocked
-// layout's strides, as the plan dispatches them.
+// block, 2 x 8 x 16 KiB + 16 KiB with 64^3 fp32 blocks: in L2. A's strides
+// are the blocked layout's; B is in bk x bn blocks one after the other, where
+// plans store a column panel as one K x bn matrix (Impl::packed_b_ld) -- a
+// layout measured for what it saves on cold operands, not on these.
 constexpr unsigned long long kBatch = 8;
 
 // Times `kernel` (C += the batch) on every thread at once, each on its own
