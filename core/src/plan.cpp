@@ -194,11 +194,6 @@ using Prologue = std::function<void()>;
 // empty: the loop reads the operand's blocks where they are.
 using PanelPacker = std::function<const void*(std::int64_t index, const KSlice& slice)>;
 
-// The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve
-// index) pairs -- (layer, row of tiles) where a row shares its packed A panel
-// (Impl::row_span) -- handed out in contiguous static chunks: the first tasks
-// form layer 0, so each "team" of threads owns one copy of C and each thread
-// a contiguous stretch of the curve -- a compact patch of C tiles.
 // One batch-reduce over `count` K blocks into the tile at `c` (`first`:
 // overwriting it). `tail` set: the last block is K's shorter last one, read
 // in place, and runs on kernels of its own (OperandMap).
@@ -215,6 +210,12 @@ inline void run_batch(const KernelPair<Kernel>& kernel, const KernelPair<Kernel>
                                                 b + std::int64_t(full) * at.b_k_block, c, &one);
 }
 
+// The SFC-CA GEMM loop (the paper's Listing 1). Tasks are (layer, curve
+// index) pairs -- (layer, row of tiles) where a row shares its packed A panel
+// (Impl::row_span) -- handed out in contiguous stretches: the first tasks
+// form layer 0, so each "team" of threads owns one copy of C and each thread
+// a contiguous stretch of the curve -- a compact patch of C tiles -- whose
+// last round threads done early share (task_stretches.hpp).
 // `tails` (null if none): the kernels of a shorter last K block (OperandMap).
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
@@ -230,13 +231,20 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
 
   // Threads past the loop's tasks would only wait at its barriers; they
   // join where a prologue packs whole operands up front (Impl::team).
+  p.stretches.close_all();
   run_on_team(prologue ? p.packing_team : p.team, [&] {
     if (prologue) prologue();
+    // Each thread its stretch of the tasks, the same every round, so that it
+    // keeps its C tiles and rounds need no barrier between them; in the last
+    // round threads done early take the others' last tasks (task_stretches.hpp).
+    const int me = omp_get_thread_num(), team = omp_get_num_threads();
+    const auto [begin, end] = TaskStretches::stretch(tasks, me, team);
+    const bool share = p.stretches.can_share(tasks, team);
     for (int round = 0; round < p.rounds; ++round) {
-      // Same bounds and static schedule every round, so each thread keeps its
-      // tasks and C tiles: rounds need no barrier between them.
-#pragma omp for schedule(static) nowait
-      for (std::int64_t t = 0; t < tasks; ++t) {
+      const bool shared = share && round == p.rounds - 1;
+      if (shared) p.stretches.open(me, begin, end);
+      std::int64_t t = begin - 1;
+      while (shared ? p.stretches.next(me, team, t) : ++t < end) {
         const std::int64_t layer = t / layer_tasks, first = t % layer_tasks * span;  // curve index
         const KSlice& ks = p.slice(round, layer);
         Out* c_layer = layer == 0 ? c : copies + (layer - 1) * at.c_copy;
@@ -353,6 +361,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   };
   p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb / p.row_span * p.layers));
   p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
+  p.stretches = TaskStretches(std::max(p.team, p.packing_team));
   if (row_tasks) {  // row by row (Impl::row_span)
     p.curve.clear();
     for (std::int32_t im = 0; im < p.mb; ++im)

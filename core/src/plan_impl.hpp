@@ -15,6 +15,7 @@
 #include "sfc/gemm.hpp"
 #include "sfc/gilbert.hpp"
 #include "simd_kernel.hpp"
+#include "task_stretches.hpp"
 
 namespace sfc {
 
@@ -320,6 +321,7 @@ struct GemmPlan::Impl {
     return columns > 1 && columns <= kRowTaskColumns && a_bytes >= kRowTaskMinBytes &&
            rows >= kRowTasksPerThread * threads;
   }
+  TaskStretches stretches;    // the loop's tasks among its team (task_stretches.hpp)
   std::int64_t row_span = 1;  // tiles per task: nb with row tasks, else 1
   unsigned long long panel_blocks = 0;
   // C written with non-temporal stores (KernelPair::streaming), past the
