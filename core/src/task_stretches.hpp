@@ -21,8 +21,8 @@
 // 5.70, 5.73 ms, 2048x2048x512 12.35, 12.13 -> 10.95, 11.09, 4096x1024x1024
 // 23.93, 23.66 -> 22.06, 21.12, 256x256x2048 0.99, 1.07 -> 0.95, 1.00; with
 // it taking the whole core, 2048x2048x512 17.2-17.8 -> 11.8-11.9 ms (min); on
-// the quiet machine level (within 1.5%; 512x512x16384, 64 tiles, 0.9%
-// behind over three rounds of alternation).
+// the quiet machine level (within 1.5%; 512x512x16384, 64 tiles, 1.2%
+// behind over five alternations).
 #pragma once
 #include <immintrin.h>  // _mm_pause
 
@@ -113,8 +113,8 @@ class TaskStretches {
       if (v == kClosed) return false;
       const std::uint64_t f = v >> 32, b = v & 0xffffffffu;
       if (f >= b) return false;
-      const std::uint64_t taken = front ? pack(std::int64_t(f + 1), std::int64_t(b))
-                                        : pack(std::int64_t(f), std::int64_t(b - 1));
+      const std::uint64_t taken =
+          front ? pack(std::int64_t(f + 1), std::int64_t(b)) : pack(std::int64_t(f), std::int64_t(b - 1));
       if (slot.range.compare_exchange_weak(v, taken, std::memory_order_acq_rel, std::memory_order_acquire)) {
         task = std::int64_t(front ? f : b - 1);
         return true;
