@@ -215,7 +215,7 @@ inline void run_batch(const KernelPair<Kernel>& kernel, const KernelPair<Kernel>
 // (Impl::row_span) -- handed out in contiguous stretches: the first tasks
 // form layer 0, so each "team" of threads owns one copy of C and each thread
 // a contiguous stretch of the curve -- a compact patch of C tiles -- whose
-// last round threads done early share (task_stretches.hpp).
+// waiting tasks threads done early take, round by round (task_stretches.hpp).
 // `tails` (null if none): the kernels of a shorter last K block (OperandMap).
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
@@ -235,16 +235,13 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
   run_on_team(prologue ? p.packing_team : p.team, [&] {
     if (prologue) prologue();
     // Each thread its stretch of the tasks, the same every round, so that it
-    // keeps its C tiles and rounds need no barrier between them; in the last
-    // round threads done early take the others' last tasks (task_stretches.hpp).
+    // keeps its C tiles and rounds need no barrier between them; threads done
+    // early take the others' last tasks of the round (task_stretches.hpp).
     const int me = omp_get_thread_num(), team = omp_get_num_threads();
     const auto [begin, end] = TaskStretches::stretch(tasks, me, team);
-    const bool share = p.stretches.can_share(tasks, team);
     for (int round = 0; round < p.rounds; ++round) {
-      const bool shared = share && round == p.rounds - 1;
-      if (shared) p.stretches.open(me, begin, end);
-      std::int64_t t = begin - 1;
-      while (shared ? p.stretches.next(me, team, t) : ++t < end) {
+      p.stretches.open(me, round, begin, end);
+      for (std::int64_t t = 0; p.stretches.next(me, team, round, t); p.stretches.done(t, round)) {
         const std::int64_t layer = t / layer_tasks, first = t % layer_tasks * span;  // curve index
         const KSlice& ks = p.slice(round, layer);
         Out* c_layer = layer == 0 ? c : copies + (layer - 1) * at.c_copy;
@@ -361,7 +358,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   };
   p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb / p.row_span * p.layers));
   p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
-  p.stretches = TaskStretches(std::max(p.team, p.packing_team));
+  p.stretches = TaskStretches(std::max(p.team, p.packing_team), p.mb * p.nb / p.row_span * p.layers);
   if (row_tasks) {  // row by row (Impl::row_span)
     p.curve.clear();
     for (std::int32_t im = 0; im < p.mb; ++im)

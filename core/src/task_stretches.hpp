@@ -6,41 +6,51 @@
 // one another without a barrier. A static schedule, though, makes the call as
 // slow as its slowest thread, and a core slowed by something else (another
 // guest on the host, an interrupt, a noisy neighbour on a many-core node)
-// holds every other thread at the final barrier. So in the last round a
-// thread whose stretch is done takes tasks from the back of the others'
-// stretches, one at a time, until none is left. Only the last round is
-// shared: a task's earlier rounds must be done before a later one adds to its
-// tile, and the owner of a stretch opens it for the last round only after
-// finishing its earlier rounds (the release that the thief's acquire pairs
-// with).
+// holds every other thread at the final barrier. So a thread whose stretch of
+// a round is done takes that round's tasks from the back of the others'
+// stretches, one at a time, until none is left, and then goes on to its own
+// stretch of the next round. A later round adds to the tile an earlier one
+// wrote, so a task is handed out for a round only once its earlier rounds are
+// done (a byte per task counts them; a thread waits only where a thief is
+// still finishing one) and an owner opens its stretch for a round only after
+// taking its last task of the round before.
 //
-// Measured on the 2-core Zen 5 guest (2 threads, row-major fp32 (1,1),
-// `sfc-tune gemm M N K --layout row --threads 2 --reps 40`, mean, static
-// schedule -> last round shared, alternated twice): with a neighbour taking a
-// quarter of the second core (busy 1 ms in every 4), 1024^3 6.46, 6.41 ->
-// 5.70, 5.73 ms, 2048x2048x512 12.35, 12.13 -> 10.95, 11.09, 4096x1024x1024
-// 23.93, 23.66 -> 22.06, 21.12, 256x256x2048 0.99, 1.07 -> 0.95, 1.00; with
-// it taking the whole core, 2048x2048x512 17.2-17.8 -> 11.8-11.9 ms (min); on
-// the quiet machine level (within 1.5%; 512x512x16384, 64 tiles, 1.2%
-// behind over five alternations).
+// Measured on the 2-core Zen 5 guest (2 threads, row-major fp32,
+// `sfc-tune gemm M N K --layout row --threads 2 --reps 30-40 [--kbf F]`, mean,
+// alternated twice). With a neighbour taking a quarter of the second core
+// (busy 1 ms in every 4), (1,1): static -> shared, 1024^3 6.46, 6.41 -> 5.70,
+// 5.73 ms, 2048x2048x512 12.35, 12.13 -> 10.95, 11.09, 4096x1024x1024 23.93,
+// 23.66 -> 22.06, 21.12. Several rounds: static -> only the last round
+// shared -> every round, 512x512x16384 (1,8) 26.9, 26.1 -> 24.6, 24.7 ->
+// 23.8, 23.8; with the neighbour taking the whole core, 1024^3 (1,4) 15.8 ->
+// 14.3 -> 9.3 ms, 512x512x16384 (1,8) 45.1 -> 43.8 -> 35.6. On the quiet
+// machine all three level (within 1.5-3%, either way).
 #pragma once
 #include <immintrin.h>  // _mm_pause
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
+
+#include "sfc/error.hpp"
 
 namespace sfc {
 
 class TaskStretches {
  public:
-  // Room for a team of up to `threads`.
-  explicit TaskStretches(int threads = 1)
-      : size_(threads > 0 ? threads : 1), slots_(std::make_unique<Slot[]>(std::size_t(size_))) {}
+  // Room for a team of up to `threads` and a loop of up to `tasks` tasks.
+  // Throws sfc::Error beyond 2^28 - 1 tasks (a C of 4 TiB in 64 x 64 tiles).
+  explicit TaskStretches(int threads = 1, std::int64_t tasks = 0)
+      : size_(std::max(threads, 1)),
+        tasks_(checked(tasks)),
+        slots_(std::make_unique<Slot[]>(std::size_t(size_))),
+        rounds_done_(std::make_unique<std::atomic<std::uint8_t>[]>(std::size_t(tasks_))) {}
 
   // Thread `thread`'s stretch of `tasks` on a team of `team`: [first, second).
   // The split libgomp's schedule(static) makes: the first tasks % team
@@ -51,79 +61,107 @@ class TaskStretches {
     return {begin, begin + q + (thread < r ? 1 : 0)};
   }
 
-  // Whether a call of `tasks` on `team` threads can share its last round
-  // (task indices are kept in 32 bits; a team fits the slots).
-  bool can_share(std::int64_t tasks, int team) const {
-    return team > 1 && team <= size_ && tasks < std::int64_t(std::numeric_limits<std::uint32_t>::max());
-  }
-
   // Before the team starts (one thread): every stretch closed, so that a thief
   // waits for the owner to open it rather than read the last call's state.
   void close_all() {
     for (int t = 0; t < size_; ++t) slots_[t].range.store(kClosed, std::memory_order_relaxed);
   }
 
-  // The owner, at the start of the last round, after its earlier rounds.
-  void open(int thread, std::int64_t begin, std::int64_t end) {
-    slots_[thread].range.store(pack(begin, end), std::memory_order_release);
+  // The owner, at the start of each round, after taking its last task of the
+  // round before. Round 0 also clears its tasks' round counts from the last
+  // call; whoever reads them took a task from this stretch after this release.
+  void open(int thread, int round, std::int64_t begin, std::int64_t end) {
+    assert(thread < size_ && end <= tasks_ && round < 255);
+    if (round == 0)
+      for (std::int64_t t = begin; t < end; ++t) rounds_done_[t].store(0, std::memory_order_relaxed);
+    slots_[thread].range.store(pack(round, begin, end), std::memory_order_release);
   }
 
-  // The next task for `thread` of a team of `team`: its own stretch front to
-  // back, then the others' from their backs. False when every stretch is
-  // empty. Waits while another thread has not yet opened its stretch: it is
-  // still in an earlier round (or has not started), and this thread would
-  // only wait for it at the barrier that follows the loop. The wait spins a
-  // little, then yields the core, which the late thread may be waiting for
-  // where threads outnumber cores.
-  bool next(int thread, int team, std::int64_t& task) {
-    if (take(slots_[thread], /*front=*/true, task)) return true;
-    for (int spins = 0;; ++spins) {
-      bool closed = false;
-      for (int i = 1; i < team; ++i) {
-        Slot& victim = slots_[(thread + i) % team];
-        if (victim.range.load(std::memory_order_acquire) == kClosed)
-          closed = true;
-        else if (take(victim, /*front=*/false, task))
-          return true;
+  // The next task of `round` for `thread` of a team of `team`: its own
+  // stretch front to back, then the others' from their backs. False when
+  // every stretch's tasks of the round are taken. Returns a task only once its
+  // earlier rounds are done (a thief may still be finishing one). Waits while
+  // another thread has not yet opened its stretch for the round: it is
+  // finishing a task of the round before (or has not started), and this
+  // thread would only wait for it at the barrier that follows the loop or at
+  // that task. The waits spin a little, then yield the core, which the late
+  // thread may be waiting for where threads outnumber cores.
+  bool next(int thread, int team, int round, std::int64_t& task) {
+    if (!take(slots_[thread], round, /*front=*/true, task)) {
+      bool found = false;
+      for (int spins = 0; !found; ++spins) {
+        bool late = false;
+        for (int i = 1; i < team && !found; ++i) {
+          Slot& victim = slots_[(thread + i) % team];
+          const std::uint64_t v = victim.range.load(std::memory_order_acquire);
+          if (v == kClosed || int(v >> 56) < round)
+            late = true;
+          else
+            found = take(victim, round, /*front=*/false, task);
+        }
+        if (!found && !late) return false;
+        if (!found) pause(spins);
       }
-      if (!closed) return false;
-      if (spins < kSpins)
-        _mm_pause();
-      else
-        std::this_thread::yield();
     }
+    if (round > 0)
+      for (int spins = 0; rounds_done_[task].load(std::memory_order_acquire) < round; ++spins) pause(spins);
+    return true;
+  }
+
+  // `task`'s `round` is done: its tile may pass to another thread.
+  void done(std::int64_t task, int round) {
+    rounds_done_[task].store(std::uint8_t(round + 1), std::memory_order_release);
   }
 
  private:
-  // A stretch's remaining tasks [front, back) in one word, front in the high
-  // half, so that an owner and a thief can both move it with one CAS.
-  static constexpr int kSpins = 1000;  // pauses before yielding: some microseconds
+  // A stretch's remaining tasks of one round, [front, back), in one word --
+  // round in the top 8 bits, then front and back in 28 bits each -- so that an
+  // owner and a thief can both move it with one CAS.
+  static constexpr std::int64_t kMaxTasks = std::int64_t(1) << 28;
   static constexpr std::uint64_t kClosed = std::numeric_limits<std::uint64_t>::max();
-  static std::uint64_t pack(std::int64_t front, std::int64_t back) {
-    return std::uint64_t(front) << 32 | std::uint64_t(back);
+  static constexpr std::uint64_t kMask = std::uint64_t(kMaxTasks) - 1;
+  static std::uint64_t pack(int round, std::int64_t front, std::int64_t back) {
+    return std::uint64_t(round) << 56 | std::uint64_t(front) << 28 | std::uint64_t(back);
+  }
+
+  static std::int64_t checked(std::int64_t tasks) {
+    if (tasks >= kMaxTasks)
+      throw Error("the SFC-CA loop would have " + std::to_string(tasks) +
+                  " tasks (C tiles times K_layers); at most " + std::to_string(kMaxTasks - 1) +
+                  " can run: larger blocks or a smaller call");
+    return std::max<std::int64_t>(tasks, 0);
+  }
+
+  static constexpr int kSpins = 1000;  // pauses before yielding: some microseconds
+  static void pause(int spins) {
+    if (spins < kSpins)
+      _mm_pause();
+    else
+      std::this_thread::yield();
   }
 
   struct alignas(64) Slot {  // one cache line each: the owners' CASes do not collide
     std::atomic<std::uint64_t> range{kClosed};
   };
 
-  static bool take(Slot& slot, bool front, std::int64_t& task) {
+  static bool take(Slot& slot, int round, bool front, std::int64_t& task) {
     std::uint64_t v = slot.range.load(std::memory_order_acquire);
     for (;;) {
-      if (v == kClosed) return false;
-      const std::uint64_t f = v >> 32, b = v & 0xffffffffu;
+      if (v == kClosed || int(v >> 56) != round) return false;
+      const std::int64_t f = std::int64_t(v >> 28 & kMask), b = std::int64_t(v & kMask);
       if (f >= b) return false;
-      const std::uint64_t taken =
-          front ? pack(std::int64_t(f + 1), std::int64_t(b)) : pack(std::int64_t(f), std::int64_t(b - 1));
+      const std::uint64_t taken = front ? pack(round, f + 1, b) : pack(round, f, b - 1);
       if (slot.range.compare_exchange_weak(v, taken, std::memory_order_acq_rel, std::memory_order_acquire)) {
-        task = std::int64_t(front ? f : b - 1);
+        task = front ? f : b - 1;
         return true;
       }
     }
   }
 
   int size_;
+  std::int64_t tasks_;
   std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> rounds_done_;  // per task: its rounds done this call
 };
 
 }  // namespace sfc

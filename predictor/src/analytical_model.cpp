@@ -81,8 +81,8 @@ PatchSides patch_sides(std::int64_t mb, std::int64_t nb, double tiles) {
 
 // What the busiest thread does for one K_layers value. The engine hands the
 // Mb*Nb*K_layers tasks (layer-major) to the threads in contiguous stretches
-// (on a quiet machine threads rarely take each other's in the last round:
-// core/src/task_stretches.hpp), so the first thread holds the most: whole
+// (on a quiet machine threads rarely take each other's: core/src/
+// task_stretches.hpp), so the first thread holds the most: whole
 // layers when a chunk is larger than a layer, then one patch of the next.
 struct ThreadShare {
   double tiles;         // C tiles it computes, over all its layers

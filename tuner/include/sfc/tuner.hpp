@@ -4,8 +4,8 @@
 // configuration once (time_rounds says why). A configuration's time is
 // its fastest run (min); mean and standard deviation are kept too. Why the
 // min: on a shared machine interference only ever adds time, and one
-// preempted thread stalls the whole call (the others share out only the
-// loop's last round: core/src/task_stretches.hpp), so the mean of 10 runs
+// preempted thread stalls the whole call (the others take its waiting tasks,
+// not the one it holds: core/src/task_stretches.hpp), so the mean of 10 runs
 // of a sub-millisecond GEMM moves by 10-60% from run to run. Tuning the small
 // grid twice here, the first run's winners cost 8.3% on average by the second
 // run's means, but 1.7% by its mins (docs/tuning.md). The operands use the
