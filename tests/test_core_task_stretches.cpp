@@ -2,6 +2,7 @@
 // thread's stretch, and the taking of the others' tasks round by round.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -356,9 +356,10 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   const auto by_work = [&](double flops_per_thread) {
     return std::int64_t(std::clamp(p.shape.flops() / flops_per_thread, 1.0, double(p.threads)));
   };
-  p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), p.mb * p.nb / p.row_span * p.layers));
+  const std::int64_t tasks = p.mb * p.nb / p.row_span * p.layers;  // the loop's (run_sfc_ca)
+  p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), tasks));
   p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
-  p.stretches = TaskStretches(std::max(p.team, p.packing_team), p.mb * p.nb / p.row_span * p.layers);
+  p.stretches = TaskStretches(std::max(p.team, p.packing_team), tasks);
   if (row_tasks) {  // row by row (Impl::row_span)
     p.curve.clear();
     for (std::int32_t im = 0; im < p.mb; ++im)
