@@ -37,6 +37,20 @@ TEST_CASE("bench: the table starts with the command line and holds every figure"
         "lowest per-shape ratio to the best peer: 0.500 (64x64x64)", "2,4", "# peer: A 1.0"})
     CHECK_MESSAGE(table.find(text) != std::string::npos, text);
   CHECK(table.find("standard deviation exceeds") == std::string::npos);  // no shape was noisy
+  CHECK(table.find("pass by pass") == std::string::npos);                // one pass
+}
+
+TEST_CASE("bench: with several passes the table and JSON give the ratio of each") {
+  sfc::BenchResult result = sfc::test::two_shape_result();
+  for (auto& shape : result.shapes) shape.passes = {shape.timings, shape.timings};
+  result.shapes[1].passes[1][0].min = 8e-5;  // SFC-CA's large shape, twice as slow in pass 1
+  const sfc::BenchSummary summary = sfc::summarize(result);
+  std::ostringstream out;
+  sfc::write_table(out, test_context(), result, summary);
+  CHECK(out.str().find("best peer (a): 1.200 (pass by pass: 1.200, 0.667)") != std::string::npos);
+  const nlohmann::json j = sfc::to_json(test_context(), result, summary);
+  REQUIRE(j["pass_ratios_vs_best_peer"].size() == 2);
+  CHECK(j["pass_ratios_vs_best_peer"][1].get<double>() == doctest::Approx(6.0 / 9.0));
 }
 
 TEST_CASE("bench: with an FMA peak the table and JSON give each implementation's share of it") {

@@ -3,9 +3,11 @@
 // SFC-CA's result against every peer's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "sfc/bench.hpp"
+#include "sfc/bench_summary.hpp"
 #include "test_bench_support.hpp"
 
 namespace {
@@ -172,6 +174,18 @@ TEST_CASE("bench: passes time every implementation again and pool the runs") {
       CHECK(t.min > 0);
       CHECK(t.min <= t.mean);
     }
+    // Each pass kept apart too: the pooled fastest run is the fastest pass's.
+    REQUIRE(r.shapes[0].passes.size() == 3);
+    for (std::size_t i = 0; i < 2; ++i) {
+      double fastest = 1e300;
+      for (const std::vector<sfc::Timing>& pass : r.shapes[0].passes) {
+        REQUIRE(pass.size() == 2);
+        CHECK(pass[i].reps == 2);
+        fastest = std::min(fastest, pass[i].min);
+      }
+      CHECK(r.shapes[0].timings[i].min == fastest);
+    }
+    CHECK(sfc::summarize(r).pass_ratios_vs_best_peer.size() == 3);
     CHECK(r.shapes[0].max_error_ratio <= 1);
   }
 }

@@ -64,6 +64,29 @@ TEST_CASE("bench: without peers there is nothing to compare") {
   CHECK_FALSE(s.shape_ratio_vs_best_peer[0].has_value());
 }
 
+TEST_CASE("bench: the ratio to the best peer is also given pass by pass") {
+  sfc::BenchResult r = two_shape_result();
+  const auto timing_of = sfc::test::timing_of;
+  // Pass 0 as pooled; in pass 1 SFC-CA ran the large shape twice as slow.
+  r.shapes[0].passes = {r.shapes[0].timings, r.shapes[0].timings};
+  r.shapes[1].passes = {r.shapes[1].timings, {timing_of(8e-5), timing_of(4e-5), timing_of(8e-5)}};
+  sfc::BenchSummary s = sfc::summarize(r);
+  REQUIRE(s.pass_ratios_vs_best_peer.size() == 2);
+  CHECK(s.pass_ratios_vs_best_peer[0] == doctest::Approx(1.2));        // 6e-5 / 5e-5 against "a"
+  CHECK(s.pass_ratios_vs_best_peer[1] == doctest::Approx(6.0 / 9.0));  // 6e-5 / 9e-5
+  // Shapes timed in different numbers of passes have no pass-by-pass figure.
+  r.shapes[1].passes.pop_back();
+  CHECK(sfc::summarize(r).pass_ratios_vs_best_peer.empty());
+  // Nor does a run without peers.
+  r.shapes[1].passes.push_back(r.shapes[1].passes[0]);
+  r.implementations.resize(1);
+  for (auto& shape : r.shapes) {
+    shape.timings.resize(1);
+    for (auto& pass : shape.passes) pass.resize(1);
+  }
+  CHECK(sfc::summarize(r).pass_ratios_vs_best_peer.empty());
+}
+
 TEST_CASE("bench: roofline is the lower of compute and bandwidth times intensity") {
   // 1024^3 fp32: 2 GFLOP over 12 MiB -> 170.7 flop/byte.
   const sfc::GemmShape cube{1024, 1024, 1024};

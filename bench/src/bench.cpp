@@ -136,18 +136,19 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
 
   const std::size_t first_peer = 1 + variants.size();
   m.timings.assign(first_peer + peers.size(), Timing{});
-  for (int pass = 0; pass < options.passes; ++pass) {
+  m.passes.assign(std::size_t(options.passes), std::vector<Timing>(m.timings.size()));
+  for (std::vector<Timing>& pass : m.passes) {
     std::this_thread::sleep_for(kSettleTime);
-    m.timings[0] = pooled(m.timings[0], (blocked ? *blocked : *plain).time(plan, options.warmup, reps));
+    pass[0] = (blocked ? *blocked : *plain).time(plan, options.warmup, reps);
     for (std::size_t i = 0; i < variants.size(); ++i) {
       std::this_thread::sleep_for(kSettleTime);
-      m.timings[1 + i] = pooled(m.timings[1 + i], variants[i].time(plan, options.warmup, reps));
+      pass[1 + i] = variants[i].time(plan, options.warmup, reps);
     }
     for (std::size_t i = 0; i < peers.size(); ++i) {
       std::this_thread::sleep_for(kSettleTime);
-      m.timings[first_peer + i] =
-          pooled(m.timings[first_peer + i], time_peer(*peers[i], *plain, shape, options, reps));
+      pass[first_peer + i] = time_peer(*peers[i], *plain, shape, options, reps);
     }
+    for (std::size_t i = 0; i < pass.size(); ++i) m.timings[i] = pooled(m.timings[i], pass[i]);
   }
   if (!peers.empty()) m.max_error_ratio = verify(plan, *plain, peers, options.dtype);
   return m;

@@ -86,8 +86,11 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   if (summary.best_peer) {
     const auto worst =
         std::min_element(summary.shape_ratio_vs_best_peer.begin(), summary.shape_ratio_vs_best_peer.end());
-    out << fmt::format("SFC-CA WHM / best peer ({}): {:.3f}\n", names[*summary.best_peer],
+    out << fmt::format("SFC-CA WHM / best peer ({}): {:.3f}", names[*summary.best_peer],
                        *summary.ratio_vs_best_peer);
+    if (summary.pass_ratios_vs_best_peer.size() > 1)
+      out << fmt::format(" (pass by pass: {:.3f})", fmt::join(summary.pass_ratios_vs_best_peer, ", "));
+    out << "\n";
     out << fmt::format(
         "lowest per-shape ratio to the best peer: {:.3f} ({})\n", *summary.min_shape_ratio,
         to_string(result.shapes[std::size_t(worst - summary.shape_ratio_vs_best_peer.begin())].shape));
@@ -172,6 +175,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result, c
       {"ratio_vs_peer", ratio_vs_peer},
       {"best_peer", summary.best_peer ? nlohmann::json(names[*summary.best_peer]) : nlohmann::json(nullptr)},
       {"ratio_vs_best_peer", optional_number(summary.ratio_vs_best_peer)},
+      {"pass_ratios_vs_best_peer", summary.pass_ratios_vs_best_peer},
       {"min_shape_ratio", optional_number(summary.min_shape_ratio)},
       {"shapes", shapes}};
 }

@@ -44,6 +44,25 @@ BenchSummary summarize(const BenchResult& result) {
       summary.best_peer = i;
   if (summary.best_peer) summary.ratio_vs_best_peer = summary.ratio_vs[*summary.best_peer];
 
+  const std::size_t passes = result.shapes.empty() ? 0 : result.shapes[0].passes.size();
+  const bool by_pass =
+      std::all_of(result.shapes.begin(), result.shapes.end(), [&](const ShapeMeasurement& s) {
+        return s.passes.size() == passes &&
+               std::all_of(s.passes.begin(), s.passes.end(),
+                           [&](const std::vector<Timing>& pass) { return pass.size() == implementations; });
+      });
+  if (summary.best_peer && by_pass)
+    for (std::size_t p = 0; p < passes; ++p) {
+      std::vector<double> flops, ours, theirs;
+      for (const ShapeMeasurement& s : result.shapes) {
+        flops.push_back(s.shape.flops());
+        ours.push_back(s.passes[p][0].seconds(result.statistic));
+        theirs.push_back(s.passes[p][*summary.best_peer].seconds(result.statistic));
+      }
+      summary.pass_ratios_vs_best_peer.push_back(weighted_harmonic_mean_gflops(flops, ours) /
+                                                 weighted_harmonic_mean_gflops(flops, theirs));
+    }
+
   for (const ShapeMeasurement& s : result.shapes) {
     std::optional<double> ratio;
     if (implementations > 1) {

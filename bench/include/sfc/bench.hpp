@@ -60,6 +60,9 @@ struct ShapeMeasurement {
   Knobs config;  // as the plan ran it (after clamping)
   double roofline_gflops = 0;
   std::vector<Timing> timings;  // one per implementation, in BenchResult order
+  // The same runs pass by pass (BenchOptions::passes), [pass][implementation]:
+  // `timings` pools them. Each pass is a side-by-side comparison of its own.
+  std::vector<std::vector<Timing>> passes = {};
   // Largest |C_sfc - C_peer| over the peers, relative to the tolerance of the
   // dtype: <= 1 means SFC-CA's result agrees with every peer.
   double max_error_ratio = 0;

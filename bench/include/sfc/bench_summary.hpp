@@ -23,6 +23,11 @@ struct BenchSummary {
   std::vector<double> ratio_vs;
   std::optional<std::size_t> best_peer;      // implementation index; none without peers
   std::optional<double> ratio_vs_best_peer;  // SFC-CA WHM / best peer's WHM
+  // The same ratio within each pass (ShapeMeasurement::passes; against the
+  // whole run's best peer): its spread is what the machine's noise does to
+  // the figure, shown in the run itself. Empty without peers, or when the
+  // shapes were not timed in the same number of passes.
+  std::vector<double> pass_ratios_vs_best_peer;
   // Per shape: SFC-CA's GFLOP/s over the fastest peer's on that shape.
   std::vector<std::optional<double>> shape_ratio_vs_best_peer;
   std::optional<double> min_shape_ratio;
