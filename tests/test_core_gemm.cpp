@@ -274,13 +274,29 @@ TEST_CASE(
     rows.gemm(Layout::row_major, a.data(), 1030, b.data(), 2050, c.data(), 2050);
     CHECK(rows.workspace_bytes() == 2 * std::size_t(16 * 64 * 61) * sizeof(float));
   }
-  // An A below Impl::kRowTaskMinBytes (4.2 MiB) is packed whole, up front.
+  // An A below Impl::kRowTaskMinBytes (4.2 MiB) in 16 rows of tiles is
+  // packed whole, up front.
   r.shape = {130, 1024, 1030};
   GemmPlan whole(r);
   {
     std::vector<float> a(130 * 1030, 0.f), b(1030 * 1024, 0.f), c(130 * 1024);
     whole.gemm(Layout::row_major, a.data(), 1030, b.data(), 1024, c.data(), 1024);
     CHECK(whole.workspace_bytes() == whole.b_elements() * sizeof(float));
+  }
+  // Fewer rows, the same number per thread (2 rows of 64 on 2 threads), take
+  // row tasks whatever A's size (0.5 MiB): panels, not all of A. On 3 threads
+  // they would not share out: A packed whole. (The loop's A is the caller's B.)
+  r.shape = {130, 128, 1030};
+  GemmPlan few_rows(r);
+  r.threads = 3;
+  GemmPlan uneven(r);
+  r.threads = 2;
+  {
+    std::vector<float> a(130 * 1030, 0.f), b(1030 * 128, 0.f), c(130 * 128);
+    few_rows.gemm(Layout::row_major, a.data(), 1030, b.data(), 128, c.data(), 128);
+    CHECK(few_rows.workspace_bytes() < few_rows.b_elements() * sizeof(float));
+    uneven.gemm(Layout::row_major, a.data(), 1030, b.data(), 128, c.data(), 128);
+    CHECK(uneven.workspace_bytes() == uneven.b_elements() * sizeof(float));
   }
 
   // Rows too few for the threads (one row of tiles, 64 x 70000 in the loop's
@@ -301,6 +317,12 @@ TEST_CASE(
     check_case({{2050, 130, 1030}, {}}, DType::f32, threads, Layout::col_major, kl, kbf);
   }
   check_case({{130, 2050, 1030}, {}}, DType::f64, 3, Layout::row_major, 2, 3);
+  // Few rows that share out evenly (2 rows of tiles, times the layers).
+  for (auto [kl, kbf] : {std::pair{1, 1}, {2, 3}, {1, 8}}) {
+    check_case({{130, 128, 1030}, {}}, DType::f32, 2, Layout::row_major, kl, kbf);
+    check_case({{128, 130, 1030}, {}}, DType::f32, 2, Layout::col_major, kl, kbf);
+  }
+  check_case({{130, 128, 1030}, {}}, DType::f64, 2, Layout::row_major, 1, 1);
   for (DType dtype : dtypes_here())
     if (dtype == DType::bf16) check_case({{130, 4100, 1030}, {}}, dtype, 2, Layout::row_major, 2, 3);
 }
@@ -312,6 +334,10 @@ TEST_CASE("every copying path gives the same C") {
   r.layout = Layout::row_major;
   r.k_layers = 2;
   r.k_block_factor = 3;
+  // Its 6 rows of tasks (3 rows of tiles, 2 layers) do not share out evenly
+  // over 4 threads: the loop's A is packed whole, not in row panels
+  // (Impl::row_tasks_pay).
+  r.threads = 4;
   GemmPlan plan(r);
   const std::int64_t pad = 5, lda = 128 + pad, ldb = 96 + pad, ldc = 96 + pad;
   std::vector<float> a(64 * lda), b(128 * ldb), tight_a(64 * 128), tight_b(128 * 96);

@@ -272,7 +272,7 @@ BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layou
       plain && dtype == DType::bf16 && !amx_available() && !one_column &&
       GemmPlan::Impl::row_tasks_pay(
           (shape.n + c.block_target_mn - 1) / c.block_target_mn, shape.m / kRowTaskRows,
-          std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes, std::max(threads, 1));
+          std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes, std::max(threads, 1), dtype);
   if (tall_row_tasks) {
     b.bm = split(shape.m, kRowTaskRows);
     if (shape.m % b.bm != 0) b.bm = round_up(b.bm, vector);  // whole vectors (see above)

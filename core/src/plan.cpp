@@ -334,7 +334,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.plain = request.layout != Layout::blocked;
   const bool row_tasks =  // (see Impl::row_span)
       p.plain && !p.amx &&
-      Impl::row_tasks_pay(p.nb, p.mb * p.layers, p.a_elements() * input_size(p.dtype), p.threads);
+      Impl::row_tasks_pay(p.nb, p.mb * p.layers, p.a_elements() * input_size(p.dtype), p.threads, p.dtype);
   p.row_span = row_tasks ? p.nb : 1;
   p.panels_a = p.plain && (p.nb == 1 || row_tasks);  // (see Impl::panels_a)
   p.panels_b = p.plain && p.mb == 1;
