@@ -314,27 +314,27 @@ struct GemmPlan::Impl {
   // task of its own): fewer tasks than tiles must not leave threads idle or
   // share the work out unevenly (512x512x16384 row-major, 8 rows: above).
   static constexpr std::int64_t kRowTasksPerThread = 4;
-  // Fewer rows than that, the same number for every thread (fp32 and fp64),
-  // whatever A's size: packed up front, each thread's patch of the curve
-  // spans every row, so each thread reads the rows the others packed, through
-  // the L3; as row tasks each packs its own rows, a panel at a time, and reads
-  // them from its L2.
-  // Measured (Zen 5, 2 threads, the small grid's 2 and 4 rows of 128: N of
-  // 256 and 512, M of 256-512): `sfc-tune gemm M N K --layout L --threads 2
-  // --reps 300`, mean, median of 3-4 alternations, row-major 256x256x512
-  // 216.7 -> 208.8 us, 256x256x2048 806 -> 792 and 777 -> 752, 512x256x256
-  // 204 -> 193 and 212 -> 214, 256x512x256 and 512x512x512 level;
-  // column-major 256x256x2048 772 -> 739, 256x256x512 203 -> 196, 512x256x512
-  // 382 -> 374. Side by side with oneDNN (`sfc-tune bench --layout L --vs
-  // onednn --config policy`, up front and row tasks alternated twice): in
-  // the small grid, row-major, those 16 shapes' ratio +1.1% where the
-  // unchanged ones moved -0.2% and -0.8%; the 16 alone, row-major WHM 1.012 /
-  // 0.976 -> 0.979 / 0.970 (SFC-CA's rate moving as oneDNN's, -2.6 / +1.0%
-  // against -2.4 / +0.8%: level), column-major (M and N swapped) 0.963 /
-  // 0.963 -> 0.991 / 1.004. Smaller A with more rows (the floor above) were
-  // level to behind in the same runs (N = 2048: -3%). Not bf16:
-  // below the floor, row tasks (with their taller tiles, blocking.cpp) ran
-  // 2-39% slower (512x256x256 122 -> 171 us).
+  // Fewer rows than that, but the same number for every thread, take row
+  // tasks too, whatever A's size (fp32 and fp64): packed up front, each
+  // thread's stretch of the curve spans every row, so each reads the rows
+  // the others packed, through the L3; as row tasks each packs its own rows,
+  // a panel at a time, and reads them from its L2. Measured on 2 threads only
+  // (Zen 5, the small grid's 2 and 4 rows of 128: N of 256 and 512, M of
+  // 256-512): `sfc-tune gemm M N K --layout L --threads 2 --reps 300`, mean,
+  // median of 3-4 alternations, row-major 256x256x512 216.7 -> 208.8 us,
+  // 256x256x2048 806 -> 792 and 777 -> 752, 512x256x256 204 -> 193 and 212
+  // -> 214, 256x512x256 and 512x512x512 level; column-major 256x256x2048 772
+  // -> 739, 256x256x512 203 -> 196, 512x256x512 382 -> 374; fp64 level
+  // (256x256x2048 1653 -> 1614, three more within 1.4%). Side by side with
+  // oneDNN (`sfc-tune bench --layout L --vs onednn --config policy`, up front
+  // and row tasks alternated twice): in the row-major small grid those 16
+  // shapes' ratio +1.1% where the unchanged ones moved -0.2% and -0.8%; the
+  // 16 alone, row-major WHM 1.012 / 0.976 -> 0.979 / 0.970 (SFC-CA's rate
+  // moving as oneDNN's, -2.6 / +1.0% against -2.4 / +0.8%: level),
+  // column-major (M and N swapped) 0.963 / 0.963 -> 0.991 / 1.004. Smaller A
+  // in more rows (no floor at all) were level to behind in the same runs (N =
+  // 2048: -3%). Not bf16: there row tasks take taller tiles (blocking.cpp),
+  // and below the floor ran 2-39% slower on the mean (512x256x256 122 -> 171 us).
   // Whether row tasks pay for `columns` columns of tiles, `rows` tasks
   // (rows of tiles times layers) on `threads`, over an A of `a_bytes` in
   // `dtype`: the plan's test, and the block rule's before it has its blocks
