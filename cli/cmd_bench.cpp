@@ -27,6 +27,7 @@
 #include "sfc/shape_grid.hpp"
 #include "sfc/tuning_source.hpp"
 #include "shape_source.hpp"
+#include "stop_on_signals.hpp"
 
 namespace sfc::cli {
 namespace {
@@ -304,7 +305,17 @@ void run_bench_command(const BenchArguments& a) {
     peers.push_back(std::move(load.peer));
   }
 
+  // A signal ends the run after the shape being measured; what was measured
+  // is reported, then the exit code says it was cut short (130 for Ctrl-C).
+  const StopOnSignals stop_on_signals(
+      "\nsfc-tune: interrupted: finishing the current shape, then reporting those done "
+      "(interrupt again to abort at once)\n");
+  options.stop = stop_requested();
   BenchResult result = run_bench(shapes, options, picker, std::move(peers), context.roofline);
+  if (result.interrupted && result.shapes.empty()) {
+    spdlog::error("interrupted before the first shape was measured: nothing to report");
+    throw CLI::RuntimeError(interrupted_exit_code());
+  }
   result.notes.insert(result.notes.begin(), load_notes.begin(), load_notes.end());
   context.machine_load = fmt::format("load average {:.2f} at the start, {:.2f} at the end ({} cores); {}",
                                      load_at_start, load_average(), platform.cores, scheduling_priority());
@@ -326,6 +337,7 @@ void run_bench_command(const BenchArguments& a) {
 
   for (const ShapeMeasurement& m : result.shapes)
     if (m.max_error_ratio > 1) throw CLI::RuntimeError("SFC-CA's results disagree with the peers", 1);
+  if (result.interrupted) throw CLI::RuntimeError(interrupted_exit_code());
 }
 
 }  // namespace

@@ -1,11 +1,8 @@
 // `sfc-tune tune`: fills a tuning database with measurements, resumable and
 // interruptible (SIGINT, SIGTERM). The work happens in sfc_tuner; this file
 // maps flags onto it and prints results.
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -23,52 +20,17 @@
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
 #include "shape_source.hpp"
+#include "stop_on_signals.hpp"
 
 namespace sfc::cli {
 namespace {
 
 // ---- interruption -------------------------------------------------------
 
-std::atomic<bool> g_stop{false};
-std::atomic<int> g_signal{0};  // the first that asked: the exit code is 128 + it, as the shell's
-static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
-              "the signal handler needs lock-free flags");
-
-extern "C" void request_stop(int signal) {
-  int none = 0;
-  g_signal.compare_exchange_strong(none, signal);
-  g_stop.store(true);
-  static const char message[] =
-      "\nsfc-tune: interrupted: finishing the current run, then committing "
-      "(interrupt again to abort at once; finished shapes are safe either way)\n";
-  [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
-}
-
-// SIGINT (Ctrl-C), SIGTERM (Slurm's time limit, kill) and SIGHUP (the
-// terminal or ssh session went away) ask the tuner to stop between
-// measurements. SA_RESETHAND puts the default back, so a second signal ends
-// the process at once, which the store survives too.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    g_stop.store(false);
-    g_signal.store(0);
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &old_[i]);
-  }
-  ~StopOnSignals() {
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-
- private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction old_[std::size(kSignals)]{};
-};
+// What the first SIGINT, SIGTERM or SIGHUP prints (stop_on_signals.hpp).
+constexpr const char* kStopMessage =
+    "\nsfc-tune: interrupted: finishing the current run, then committing "
+    "(interrupt again to abort at once; finished shapes are safe either way)\n";
 
 // What every run says at its end: shapes other tuners finished, and whether
 // (and how) it was interrupted.
@@ -85,7 +47,7 @@ void warn_if_interrupted(bool interrupted) {
 
 // 128 + the signal, as a shell reports a process it ended (130 for Ctrl-C).
 void exit_if_interrupted(bool interrupted) {
-  if (interrupted) throw CLI::RuntimeError(128 + (g_signal.load() ? g_signal.load() : SIGINT));
+  if (interrupted) throw CLI::RuntimeError(interrupted_exit_code());
 }
 
 // ---- tune ---------------------------------------------------------------
@@ -151,7 +113,7 @@ void run_tune_from_record(const TuneArgs& a) {
   json groups = json::array(), shapes = json::array();
   {
     // From before the database is opened, as for a grid (run_tune).
-    StopOnSignals stop_on_signals;
+    const StopOnSignals stop_on_signals(kStopMessage);
     TuningStore store(a.db, TuningStore::Mode::create);
     for (std::size_t begin = 0; begin < targets.size() && !total.interrupted;) {
       const TuningTarget& first = targets[begin];
@@ -164,7 +126,7 @@ void run_tune_from_record(const TuneArgs& a) {
       SessionOptions options = session_options(a, first.dtype, first.layout);
       const Platform platform = detect_platform(first.threads);
       options.tune.threads = platform.threads;
-      const SessionSummary summary = tune_grid(store, platform, ShapeGrid(run), options, &g_stop);
+      const SessionSummary summary = tune_grid(store, platform, ShapeGrid(run), options, stop_requested());
       std::fprintf(out, "%s, %d threads, %s layout: %zu of %zu shapes tuned now, %zu were already done\n",
                    std::string(to_string(first.dtype)).c_str(), platform.threads,
                    std::string(to_string(first.layout)).c_str(), summary.tuned, summary.shapes,
@@ -235,9 +197,9 @@ void run_tune(const TuneArgs& a) {
   {
     // From before the database is opened (created, migrated): a signal then
     // stops the run before its first shape, like any other.
-    StopOnSignals stop_on_signals;
+    const StopOnSignals stop_on_signals(kStopMessage);
     TuningStore store(a.db, TuningStore::Mode::create);
-    summary = tune_grid(store, platform, grid, options, &g_stop);
+    summary = tune_grid(store, platform, grid, options, stop_requested());
   }
 
   std::fprintf(out,

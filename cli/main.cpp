@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
       "\n"
       "Every command, option and variable: docs/reference.md. Exit codes: 0 done, 1 internal error or failed "
       "check,\n"
-      "2 bad input, 128+signal interrupted by SIGINT (130), SIGTERM (143) or SIGHUP (129) (tune; rerun to "
-      "resume).");
+      "2 bad input, 128+signal interrupted by SIGINT (130), SIGTERM (143) or SIGHUP (129) (tune: rerun to "
+      "resume;\nbench: the shapes finished are reported).");
   sfc::cli::add_gemm_command(app);
   sfc::cli::add_tune_command(app);
   sfc::cli::add_store_commands(app);

@@ -2,14 +2,19 @@
 // output, a peer that is not there, and every bad input (exit code 2).
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "sfc/platform.hpp"
 #include "support.hpp"
 #include "test_bench_support.hpp"
+#include "test_db_support.hpp"
 #include "test_predictor_support.hpp"
 
 using sfc::test::run_cli;
@@ -129,6 +134,33 @@ TEST_CASE("bench: --shapes and --random take shapes as tune does") {
               kFastEnvironment);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(last_json_line(r.output)["shapes"].size() == 2);
+}
+
+TEST_CASE(
+    "bench: SIGINT, SIGTERM and SIGHUP end the run after the current shape, which reports the shapes done") {
+  // Each shape takes at least 0.2 s (the settling before each timing), so
+  // 40 shapes outlast the signal, which comes once the first is logged.
+  const sfc::test::TempDir dir;
+  for (const int number : {SIGINT, SIGTERM, SIGHUP}) {
+    CAPTURE(number);
+    const std::string prefix = dir.file("signalled-" + std::to_string(number));
+    sfc::test::CliProcess bench({"bench", "--grid", "m=16:640:+16 n=16 k=16", "--vs", "none", "--threads",
+                                 "2", "--reps", "1", "--warmup", "0", "--config", "1,1", "--json"},
+                                prefix, {kFastEnvironment});
+    while (bench.running() && read_file(prefix + ".err").find("[1/40]") == std::string::npos)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    bench.signal(number);
+    CHECK(bench.wait() == 128 + number);
+    const std::string err = read_file(prefix + ".err");
+    CHECK(err.find("sfc-tune: interrupted") != std::string::npos);
+    CHECK(err.find("WHM GFLOP/s") != std::string::npos);  // the table of the shapes done
+    const auto j = last_json_line(read_file(prefix + ".out"));
+    CHECK(j["interrupted"] == true);
+    CHECK(j["shapes"].size() >= 1);
+    CHECK(j["shapes"].size() < 40);
+    CHECK(j["notes"].dump().find("interrupted after " + std::to_string(j["shapes"].size()) +
+                                 " of 40 shapes") != std::string::npos);
+  }
 }
 
 TEST_CASE("bench: bad input is one clear error and exit code 2, before anything runs") {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "sfc/bench.hpp"
@@ -96,6 +97,39 @@ TEST_CASE("bench: run_bench times SFC-CA and each peer for every shape, in order
       CHECK(m.roofline_gflops == doctest::Approx(kRoofline.bound_gflops(m.shape, sfc::DType::f32)));
     }
     CHECK(r.notes.empty());
+  }
+}
+
+TEST_CASE("bench: a stop request ends the run before the next shape, with the finished ones reported") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  const std::vector<sfc::GemmShape> shapes = {{32, 32, 32}, {40, 24, 56}, {17, 33, 130}};
+  for (std::size_t asked_at : {std::size_t(0), std::size_t(1), std::size_t(2)}) {
+    CAPTURE(asked_at);
+    // The request comes while shape `asked_at` is being measured (its
+    // configuration is picked first): that shape is finished, no later one.
+    std::atomic<bool> stop{false};
+    std::size_t picked = 0;
+    sfc::BenchOptions o = tiny_options(sfc::Layout::row_major);
+    o.stop = &stop;
+    const sfc::BenchResult r = sfc::run_bench(
+        shapes, o,
+        [&](const sfc::GemmShape&) {
+          if (picked++ == asked_at) stop = true;
+          return sfc::Knobs{};
+        },
+        {}, kRoofline);
+    const bool last = asked_at + 1 == shapes.size();
+    CHECK(r.shapes.size() == asked_at + 1);
+    CHECK(picked == asked_at + 1);
+    CHECK(r.interrupted == !last);
+    if (last) {
+      CHECK(r.notes.empty());
+    } else {
+      REQUIRE(r.notes.size() == 1);
+      CHECK(r.notes[0] ==
+            "interrupted after " + std::to_string(asked_at + 1) + " of 3 shapes: the figures cover those");
+    }
+    for (const sfc::ShapeMeasurement& m : r.shapes) CHECK(m.timings.at(0).mean > 0);
   }
 }
 

@@ -219,6 +219,13 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
   }
   const double start = wall_seconds();
   for (std::size_t s = 0; s < shapes.size(); ++s) {
+    if (options.stop && options.stop->load()) {
+      result.interrupted = true;
+      result.notes.push_back(
+          fmt::format("interrupted after {} of {} shapes: the figures cover those", s, shapes.size()));
+      spdlog::warn("{}", result.notes.back());
+      break;
+    }
     const GemmShape& shape = shapes[s];
     const Knobs config = picker(shape);
     ShapeMeasurement m = measure_shape(shape, options, config, usable, roofline);

@@ -170,6 +170,7 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result, c
       {"machine_load", context.machine_load},
       {"environment", context.environment},
       {"notes", result.notes},
+      {"interrupted", result.interrupted},
       {"implementations", names},
       {"whm_gflops", whm},
       {"ratio_vs_peer", ratio_vs_peer},

@@ -2,6 +2,7 @@
 // process, every implementation timed with the tuner's cold-input method
 // (sfc/measure.hpp) and the same warm-up and repetitions.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -49,6 +50,9 @@ struct BenchOptions {
   // reported as implementations of their own (variant_name()): NT against
   // NN, or beta = 1 against beta = 0, side by side in one run.
   std::vector<GemmArguments> variants;
+  // Checked before each shape: once set (sfc-tune bench sets it on SIGINT,
+  // SIGTERM or SIGHUP), the run ends there and reports the shapes it finished.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // A variant's name in reports: "sfc-ca:" and its transposes, then alpha and
@@ -73,6 +77,7 @@ struct BenchResult {
   std::vector<std::string> implementations;  // "sfc-ca" first, then each peer that ran
   std::vector<ShapeMeasurement> shapes;
   std::vector<std::string> notes;  // peers skipped, results that disagree
+  bool interrupted = false;        // BenchOptions::stop ended the run before its last shape
 };
 
 inline constexpr int kMaxBenchReps = 1000;
