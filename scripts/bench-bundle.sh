@@ -8,6 +8,7 @@
 #   scp build-bundle/sfc-tune-bundle.tar.gz there: && tar xzf sfc-tune-bundle.tar.gz
 #   sfc-tune-bundle/sfc-tune bench --grid 256,512,1024,2048 --threads 16
 #   THREADS=16 VS=openblas,onednn sfc-tune-bundle/bench-small-grid.sh OUT   # the issue's run, both layouts
+#   THREADS=16 BUDGET=480 sfc-tune-bundle/bench-many-core.sh OUT   # small and large grids within 8 minutes
 #
 # The launcher sets LD_LIBRARY_PATH to the bundle's lib/ and SFC_<PEER>_LIBRARY
 # to each bundled peer, so nothing is looked up on the target machine. It
@@ -70,8 +71,9 @@ done
   echo 'exec "$here/bin/sfc-tune" "$@"'
 } > "$out/sfc-tune"
 chmod +x "$out/sfc-tune"
-# The issue's measurement, which finds the launcher next to it.
-cp scripts/bench-small-grid.sh "$out/"
+# The issue's measurements, which find the launcher next to them (and the
+# many-core run its large grid).
+cp scripts/bench-small-grid.sh scripts/bench-many-core.sh data/grids/large.shapes "$out/"
 
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 glibc=$(objdump -T "$out/bin/sfc-tune" "$out"/lib/*.so* 2>/dev/null |
