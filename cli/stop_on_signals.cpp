@@ -24,8 +24,9 @@ extern "C" void request_stop(int signal) {
   int none = 0;
   g_signal.compare_exchange_strong(none, signal);
   g_stop.store(true);
-  if (const char* message = g_message.load()) [[maybe_unused]]
-    const ssize_t ignored = write(STDERR_FILENO, message, std::strlen(message));
+  const char* message = g_message.load();
+  if (message == nullptr) return;
+  [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, message, std::strlen(message));
 }
 
 }  // namespace
