@@ -27,7 +27,9 @@ namespace {
 
 // ---- interruption -------------------------------------------------------
 
-// What the first SIGINT, SIGTERM or SIGHUP prints (stop_on_signals.hpp).
+// What the first SIGINT, SIGTERM or SIGHUP prints (stop_on_signals.hpp). The
+// tuner stops between measurements; a second signal ends the process at once,
+// which the store survives too (docs/reliability.md).
 constexpr const char* kStopMessage =
     "\nsfc-tune: interrupted: finishing the current run, then committing "
     "(interrupt again to abort at once; finished shapes are safe either way)\n";
