@@ -2,7 +2,7 @@
 # Builds sfc-tune for carrying to another x86-64 Linux machine where nothing
 # can be installed (e.g. a 16-core box for `sfc-tune bench --threads 16`), and
 # packs it with the peer libraries it dlopen()s and every shared library
-# those need, except glibc's own:
+# those need (glibc's too, used only where the target's is older):
 #
 #   bash scripts/bench-bundle.sh [OUT_DIR]      # default: build-bundle/sfc-tune-bundle
 #   scp build-bundle/sfc-tune-bundle.tar.gz there: && tar xzf sfc-tune-bundle.tar.gz
@@ -11,12 +11,13 @@
 #   THREADS=16 BUDGET=480 sfc-tune-bundle/bench-many-core.sh OUT   # small and large grids within 8 minutes
 #
 # The launcher sets LD_LIBRARY_PATH to the bundle's lib/ and SFC_<PEER>_LIBRARY
-# to each bundled peer, so nothing is looked up on the target machine. It
-# needs a glibc at least as new as this machine's (printed at the end).
+# to each bundled peer, so nothing is looked up on the target machine. Where
+# the target's glibc is older than this machine's (printed at the end), it runs
+# sfc-tune through the bundle's own glibc and loader instead.
 # Built without -march=native (SFC_NATIVE=OFF): LIBXSMM generates its kernels
 # for the CPU it runs on, so the binary is fast there anyway. Not linked
-# statically (SFC_STATIC=OFF): the bundle carries every shared library but
-# glibc anyway, and a static libstdc++ next to the shared spdlog and fmt (which
+# statically (SFC_STATIC=OFF): the bundle carries every shared library
+# anyway, and a static libstdc++ next to the shared spdlog and fmt (which
 # use the shared one) would put two C++ runtimes in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,19 +47,30 @@ for peer in OPENBLAS BLIS ONEDNN; do
   fi
 done
 
-# Every shared library the binary and the peers need, but glibc (which must
-# match the target's kernel and loader and is always there).
+# Every shared library the binary and the peers need in lib/, but glibc's own,
+# which go to lib/glibc/ with glibc's loader: a process uses one glibc
+# throughout, the target's wherever it is new enough (the launcher below), and
+# these only where it is older than the one sfc-tune was built against (an
+# older distribution on the lent machine).
 is_glibc() {
   case "$1" in
     linux-vdso.so.*|ld-linux*.so.*|libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*) return 0 ;;
   esac
   return 1
 }
+mkdir -p "$out/lib/glibc"
 for object in "$out/bin/sfc-tune" "$out"/lib/*.so*; do
-  ldd "$object" | awk '/=> \// {print $1, $3}' | while read -r name path; do
-    is_glibc "$name" || [ -e "$out/lib/$name" ] || cp "$(readlink -f "$path")" "$out/lib/$name"
-  done
+  ldd "$object" | awk '/=> \// {print $1, $3} /^[[:space:]]*\/[^ ]*ld-linux/ {print $1, $1}' |
+    while read -r name path; do
+      name=$(basename "$name")
+      if is_glibc "$name"; then
+        [ -e "$out/lib/glibc/$name" ] || cp "$(readlink -f "$path")" "$out/lib/glibc/$name"
+      else
+        [ -e "$out/lib/$name" ] || cp "$(readlink -f "$path")" "$out/lib/$name"
+      fi
+    done
 done
+loader=$(cd "$out/lib/glibc" && ls ld-linux*.so.* 2>/dev/null | head -1)
 
 {
   echo '#!/bin/sh'
@@ -68,7 +80,16 @@ done
   [ -n "${peers[OPENBLAS]:-}" ] && echo "export SFC_OPENBLAS_LIBRARY=\"\$here/lib/${peers[OPENBLAS]}\""
   [ -n "${peers[BLIS]:-}" ] && echo "export SFC_BLIS_LIBRARY=\"\$here/lib/${peers[BLIS]}\""
   [ -n "${peers[ONEDNN]:-}" ] && echo "export SFC_ONEDNN_LIBRARY=\"\$here/lib/${peers[ONEDNN]}\""
-  echo 'exec "$here/bin/sfc-tune" "$@"'
+  # The target's glibc where sfc-tune runs on it (SFC_BUNDLED_GLIBC=1 skips
+  # the try, to rehearse the other way); else the bundle's, through its loader.
+  echo 'if [ -z "${SFC_BUNDLED_GLIBC:-}" ] && "$here/bin/sfc-tune" --version >/dev/null 2>&1; then'
+  echo '  exec "$here/bin/sfc-tune" "$@"'
+  echo 'fi'
+  if [ -n "$loader" ]; then
+    echo "exec \"\$here/lib/glibc/$loader\" --library-path \"\$here/lib/glibc:\$here/lib\" \"\$here/bin/sfc-tune\" \"\$@\""
+  else
+    echo 'exec "$here/bin/sfc-tune" "$@"'
+  fi
 } > "$out/sfc-tune"
 chmod +x "$out/sfc-tune"
 # The issue's measurements, which find the launcher next to them (and the
@@ -78,4 +99,4 @@ cp scripts/bench-small-grid.sh scripts/bench-many-core.sh data/grids/large.shape
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 glibc=$(objdump -T "$out/bin/sfc-tune" "$out"/lib/*.so* 2>/dev/null |
         grep -o 'GLIBC_[0-9.]*' | sort -t. -k2,2n -k3,3n -u | tail -1)
-echo "bench-bundle: $out.tar.gz ($(du -h "$out.tar.gz" | cut -f1)); needs ${glibc:-glibc} or newer on the target"
+echo "bench-bundle: $out.tar.gz ($(du -h "$out.tar.gz" | cut -f1)); built against ${glibc:-glibc}, carries its own for older targets"
