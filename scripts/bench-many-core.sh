@@ -61,7 +61,13 @@ if [ ! -r "$large" ]; then
   exit 2
 fi
 mkdir -p "$out"
-: > "$out/tables.txt"
+# What runs, and whether it starts at all (a lent machine's image is not this
+# one: the bundle's launcher falls back to its own glibc), before any budget is spent.
+if ! "$bin" --version > "$out/tables.txt" 2>&1; then
+  echo "bench-many-core: $bin does not start here:" >&2
+  cat "$out/tables.txt" >&2
+  exit 1
+fi
 start=$SECONDS
 summary=()
 
