@@ -626,7 +626,9 @@ TEST_CASE("block-size rule: tall tiles for a K of one block and for plain panels
   unsetenv("SFC_AMX");
 }
 
-TEST_CASE("a C of 4 MiB and more written once is stored past the caches, and equals C stored as usual") {
+TEST_CASE(
+    "a C of 4 MiB and more written once is stored past the caches (blocked: a K of 64 or less), and equals C "
+    "stored as usual") {
   const std::vector<DType> dtypes = dtypes_here();
   for (DType dtype : dtypes)
     for (Layout layout : {Layout::blocked, Layout::col_major, Layout::row_major})
@@ -658,6 +660,13 @@ TEST_CASE("a C of 4 MiB and more written once is stored past the caches, and equ
   CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_layers = 2}).streams_c());
   CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_block_factor = 2}).streams_c());
   CHECK(!GemmPlan({.shape = {512, 512, 16}}).streams_c());
+  // A blocked C only where K is short (Impl::kStreamBlockedMaxK); plain ones at any K.
+  for (DType dtype : dtypes) {
+    CHECK(GemmPlan({.shape = {1024, 1024, 64}, .dtype = dtype}).streams_c());
+    CHECK(!GemmPlan({.shape = {1024, 1024, 96}, .dtype = dtype}).streams_c());
+  }
+  CHECK(GemmPlan({.shape = {1024, 1024, 256}, .layout = Layout::row_major}).streams_c());
+  CHECK(GemmPlan({.shape = {1024, 1024, 256}, .layout = Layout::col_major}).streams_c());
 }
 
 TEST_CASE("deterministic: the same plan gives bitwise identical C run after run") {

@@ -349,8 +349,8 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   if (p.panels_a) p.a_panel_bytes = (p.panel_blocks * a_block_bytes + 63) / 64 * 64;
   if (p.panels_b) p.b_panel_bytes = (p.panel_blocks * b_block_bytes + 63) / 64 * 64;
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
-  p.stream_c =
-      p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
+  p.stream_c = p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest &&
+               c_bytes >= double(Impl::kStreamBytes) && (p.plain || p.shape.k <= Impl::kStreamBlockedMaxK);
 
   // (clamped in double: a shape near 2^31 cubed has more flops than an int64 holds)
   const auto by_work = [&](double flops_per_thread) {

@@ -357,8 +357,19 @@ struct GemmPlan::Impl {
   // (fp32, 2 threads, median of 5 interleaved runs of 10, GFLOP/s, without ->
   // with): 4096x4096x16 row-major 230.7 -> 293.7 (bf16 320.1 -> 457.8),
   // blocked 236.5 -> 289.1; 2048x2048x32 column-major 288.4 -> 311.8;
-  // 2048^3 row-major level (366.6, 367.6).
+  // 2048^3 row-major level (366.6, 367.6). A blocked C only where K is
+  // short (kStreamBlockedMaxK): its tiles are contiguous, the prefetchers
+  // fetch them for ownership ahead of the stores, and from a K of about 96
+  // the non-temporal stores cost more than those reads. Measured (Zen 5, 2
+  // threads, `sfc-tune gemm M N K --layout L --dtype D --threads 2 --reps
+  // 30`, the time of 5 alternations' mean, streaming -> not): blocked fp32
+  // 2048^2 x 32 / 64 +10 / +7%, x 96 level, 4096x1024x96 -11%, K 128 and
+  // 256 -1% to -8% (x 192 +4%), K 512-1024 level; bf16 2048^2 x 32 / 64 +26
+  // / +2%, x 96 -16%, K 128 -9% to -17%, K 192-256 -2% to -11%; row- and
+  // column-major (C's columns a leading dimension apart) -5% to +7% from K
+  // = 80 on (bf16 2048^2 x 64 +12%), so they keep streaming.
   static constexpr std::size_t kStreamBytes = std::size_t(4) << 20;
+  static constexpr std::int64_t kStreamBlockedMaxK = 64;
   bool stream_c = false;
   std::size_t a_panel_bytes = 0, b_panel_bytes = 0;
   AlignedBuffer a_panels, b_panels;
