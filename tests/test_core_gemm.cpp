@@ -657,16 +657,17 @@ TEST_CASE(
         CHECK(std::memcmp(c.data(), shifted.as<char>() + out, mn * out) == 0);
       }
   // Written more than once (layers, rounds), or small: as usual.
-  CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_layers = 2}).streams_c());
-  CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_block_factor = 2}).streams_c());
+  CHECK(!GemmPlan({.shape = {1024, 1024, 256}, .k_layers = 2, .layout = Layout::row_major}).streams_c());
+  CHECK(
+      !GemmPlan({.shape = {1024, 1024, 256}, .k_block_factor = 2, .layout = Layout::row_major}).streams_c());
   CHECK(!GemmPlan({.shape = {512, 512, 16}}).streams_c());
   // A blocked C only where K is short (Impl::kStreamBlockedMaxK); plain ones at any K.
   for (DType dtype : dtypes) {
     CHECK(GemmPlan({.shape = {1024, 1024, 64}, .dtype = dtype}).streams_c());
     CHECK(!GemmPlan({.shape = {1024, 1024, 96}, .dtype = dtype}).streams_c());
   }
-  CHECK(GemmPlan({.shape = {1024, 1024, 256}, .layout = Layout::row_major}).streams_c());
-  CHECK(GemmPlan({.shape = {1024, 1024, 256}, .layout = Layout::col_major}).streams_c());
+  CHECK(GemmPlan({.shape = {1024, 1024, 256}, .threads = 2, .layout = Layout::row_major}).streams_c());
+  CHECK(GemmPlan({.shape = {1024, 1024, 256}, .threads = 2, .layout = Layout::col_major}).streams_c());
 }
 
 TEST_CASE("deterministic: the same plan gives bitwise identical C run after run") {
