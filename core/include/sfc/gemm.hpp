@@ -129,9 +129,9 @@ class GemmPlan {
   // SFC_AMX=0 turns off).
   std::string_view kernel() const;
   // True when the plan stores C with non-temporal stores, past the caches:
-  // C of at least 4 MiB written once (one layer, one round), on a C whose
-  // columns start on whole cache lines (a caller's C that does not is written
-  // as usual).
+  // C of at least 4 MiB written once (one layer, one round), in the blocked
+  // layout only over a K of at most 64, on a C whose columns start on whole
+  // cache lines (a caller's C that does not is written as usual).
   bool streams_c() const;
   std::int64_t mb() const;  // ceil(M / bm)
   std::int64_t nb() const;
