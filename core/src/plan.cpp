@@ -506,7 +506,7 @@ namespace {
 // The loop on the caller's operands (swapped for a transposed plan) through
 // `map`, after the team has run `prologue` (if any); `panel_a` (`panel_b`)
 // packs the caller's A (B) panel by panel, if set. `c_final`: `c` is the
-// caller's C, not a copy gemm() unpacks (only that one is streamed).
+// caller's C, not a copy gemm() unpacks, and may be streamed (Impl::stream_c).
 void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
          const Prologue& prologue = {}, const PanelPacker& panel_a = {}, const PanelPacker& panel_b = {},
          bool accumulate = false, bool c_final = true) {
@@ -536,7 +536,11 @@ void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b,
 
 void GemmPlan::execute(const void* a, const void* b, void* c) {
   const OneCaller guard(*impl_);
-  run(*impl_, impl_->blocked_map, a, b, c);
+  // A plan for plain matrices streams their C at any K; the blocked C this
+  // writes streams only where K is short (Impl::kStreamBlockedMaxK).
+  const Impl& p = *impl_;
+  const bool may_stream = !p.plain || p.shape.k <= Impl::kStreamBlockedMaxK;
+  run(*impl_, impl_->blocked_map, a, b, c, {}, {}, {}, false, may_stream);
 }
 
 namespace {
