@@ -538,9 +538,9 @@ void GemmPlan::execute(const void* a, const void* b, void* c) {
   const OneCaller guard(*impl_);
   // A plan for plain matrices streams their C at any K; the blocked C this
   // writes streams only where K is short (Impl::kStreamBlockedMaxK).
-  const Impl& p = *impl_;
+  Impl& p = *impl_;
   const bool may_stream = !p.plain || p.shape.k <= Impl::kStreamBlockedMaxK;
-  run(*impl_, impl_->blocked_map, a, b, c, {}, {}, {}, false, may_stream);
+  run(p, p.blocked_map, a, b, c, {}, {}, {}, false, may_stream);
 }
 
 namespace {
