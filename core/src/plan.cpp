@@ -220,14 +220,15 @@ inline void run_batch(const KernelPair<Kernel>& kernel, const KernelPair<Kernel>
 template <class In, class Out, class Kernel>
 void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kernel>& kernels,
                 const TileKernels<Kernel>* tails, const In* a, const In* b, Out* c, const Prologue& prologue,
-                const PanelPacker& panel_a, const PanelPacker& panel_b, bool accumulate, bool c_final) {
+                const PanelPacker& panel_a, const PanelPacker& panel_b, bool accumulate, bool may_stream) {
   const std::int64_t tiles = p.mb * p.nb, span = p.row_span, layer_tasks = tiles / span,
                      tasks = layer_tasks * p.layers;
   const int bm = p.blocks.bm, bn = p.blocks.bn;
   Out* const copies = p.scratch.as<Out>();  // layer l > 0 writes copies + (l-1) * at.c_copy
-  // C past the caches (Impl::stream_c): where it is the caller's, on whole
-  // cache lines, and each tile is one kernel call (no shorter last K block).
-  const bool stream = p.stream_c && c_final && !tails && reinterpret_cast<std::uintptr_t>(c) % 64 == 0;
+  // C past the caches where the caller's plan says so (`may_stream`:
+  // Impl::stream_c, stream_blocked_c), on whole cache lines, and each tile is
+  // one kernel call (no shorter last K block).
+  const bool stream = may_stream && !tails && reinterpret_cast<std::uintptr_t>(c) % 64 == 0;
 
   // Threads past the loop's tasks would only wait at its barriers; they
   // join where a prologue packs whole operands up front (Impl::team).
@@ -349,8 +350,10 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   if (p.panels_a) p.a_panel_bytes = (p.panel_blocks * a_block_bytes + 63) / 64 * 64;
   if (p.panels_b) p.b_panel_bytes = (p.panel_blocks * b_block_bytes + 63) / 64 * 64;
   check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
-  p.stream_c = p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest &&
-               c_bytes >= double(Impl::kStreamBytes) && (p.plain || p.shape.k <= Impl::kStreamBlockedMaxK);
+  const bool written_once =
+      p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
+  p.stream_blocked_c = written_once && p.shape.k <= Impl::kStreamBlockedMaxK;
+  p.stream_c = p.plain ? written_once : p.stream_blocked_c;
 
   // (clamped in double: a shape near 2^31 cubed has more flops than an int64 holds)
   const auto by_work = [&](double flops_per_thread) {
@@ -505,11 +508,12 @@ namespace {
 
 // The loop on the caller's operands (swapped for a transposed plan) through
 // `map`, after the team has run `prologue` (if any); `panel_a` (`panel_b`)
-// packs the caller's A (B) panel by panel, if set. `c_final`: `c` is the
-// caller's C, not a copy gemm() unpacks, and may be streamed (Impl::stream_c).
-void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c,
+// packs the caller's A (B) panel by panel, if set. `may_stream`: C may be
+// stored past the caches (the plan's flag for this C; false for a copy gemm()
+// unpacks).
+void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b, void* c, bool may_stream,
          const Prologue& prologue = {}, const PanelPacker& panel_a = {}, const PanelPacker& panel_b = {},
-         bool accumulate = false, bool c_final = true) {
+         bool accumulate = false) {
   if (p.transposed) std::swap(a, b);  // C^T = B^T A^T
   const PanelPacker& loop_a = p.transposed ? panel_b : panel_a;
   const PanelPacker& loop_b = p.transposed ? panel_a : panel_b;
@@ -517,17 +521,17 @@ void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b,
     case DType::f32:
       run_sfc_ca(p, map.at, map.f32, map.tail ? &map.f32_tail : nullptr, static_cast<const float*>(a),
                  static_cast<const float*>(b), static_cast<float*>(c), prologue, loop_a, loop_b, accumulate,
-                 c_final);
+                 may_stream);
       break;
     case DType::f64:
       run_sfc_ca(p, map.at, map.f64, map.tail ? &map.f64_tail : nullptr, static_cast<const double*>(a),
                  static_cast<const double*>(b), static_cast<double*>(c), prologue, loop_a, loop_b, accumulate,
-                 c_final);
+                 may_stream);
       break;
     case DType::bf16:
       run_sfc_ca(p, map.at, map.bf16, map.tail ? &map.bf16_tail : nullptr,
                  static_cast<const libxsmm_bfloat16*>(a), static_cast<const libxsmm_bfloat16*>(b),
-                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate, c_final);
+                 static_cast<float*>(c), prologue, loop_a, loop_b, accumulate, may_stream);
       break;
   }
 }
@@ -536,11 +540,7 @@ void run(GemmPlan::Impl& p, const OperandMap& map, const void* a, const void* b,
 
 void GemmPlan::execute(const void* a, const void* b, void* c) {
   const OneCaller guard(*impl_);
-  // A plan for plain matrices streams their C at any K; the blocked C this
-  // writes streams only where K is short (Impl::kStreamBlockedMaxK).
-  Impl& p = *impl_;
-  const bool may_stream = !p.plain || p.shape.k <= Impl::kStreamBlockedMaxK;
-  run(p, p.blocked_map, a, b, c, {}, {}, {}, false, may_stream);
+  run(*impl_, impl_->blocked_map, a, b, c, impl_->stream_blocked_c);
 }
 
 namespace {
@@ -671,8 +671,8 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   };
   const PanelPacker panel_a = a_in_panels ? packer(Operand::a) : PanelPacker{};
   const PanelPacker panel_b = b_in_panels ? packer(Operand::b) : PanelPacker{};
-  if (in_place) return run(p, *way.map, a_used, b_used, c, pack, panel_a, panel_b, accumulate);
-  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), pack, panel_a, panel_b, false, /*c_final=*/false);
+  if (in_place) return run(p, *way.map, a_used, b_used, c, p.stream_c, pack, panel_a, panel_b, accumulate);
+  run(p, p.blocked_map, a_used, b_used, p.c_packed.data(), /*may_stream=*/false, pack, panel_a, panel_b);
   unpack_result(p, p.c_packed.data(), layout, c, ldc, alpha, beta);
 }
 

@@ -370,7 +370,11 @@ struct GemmPlan::Impl {
   // = 80 on (bf16 2048^2 x 64 +12%), so they keep streaming.
   static constexpr std::size_t kStreamBytes = std::size_t(4) << 20;
   static constexpr std::int64_t kStreamBlockedMaxK = 64;
-  bool stream_c = false;
+  // stream_c: the C of the plan's own layout (what streams_c() reports);
+  // stream_blocked_c: a blocked C, which execute() writes whatever the plan's
+  // layout (the same flag for a blocked plan; a plain one's only up to
+  // kStreamBlockedMaxK). The second implies the first.
+  bool stream_c = false, stream_blocked_c = false;
   std::size_t a_panel_bytes = 0, b_panel_bytes = 0;
   AlignedBuffer a_panels, b_panels;
 
