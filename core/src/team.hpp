@@ -14,14 +14,18 @@
 // own parallel region an orphaned `omp for` would bind to the caller's team
 // and hand this thread only its share of the iterations. There a region of
 // one thread is opened instead (nested regions are inactive by default: a
-// team of one), as before.
+// team of one), as before. In a forked child every team is of one thread
+// (sfc/threads.hpp).
 #pragma once
 #include <omp.h>
+
+#include "sfc/threads.hpp"
 
 namespace sfc {
 
 template <class Body>
 void run_on_team(int threads, Body&& body) {
+  threads = usable_threads(threads);
   if (threads <= 1 && omp_get_level() == 0) {
     body();
     return;

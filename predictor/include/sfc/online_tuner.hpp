@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "sfc/config_service.hpp"
+#include "sfc/fork_safe_mutex.hpp"
 #include "sfc/gemm.hpp"
 
 namespace sfc {
@@ -106,7 +107,7 @@ class OnlineTuner {
   OnlineTuning settings_;
   const ConfigService& service_;
   std::size_t l2_bytes_;  // this machine's, for the nominal model
-  std::mutex mutex_;      // guards shapes_
+  ForkSafeMutex mutex_;   // guards shapes_
   std::map<TuningKey, std::unique_ptr<ShapeTuning>> shapes_;
 };
 
