@@ -22,7 +22,8 @@ Words key_of(const GemmShape& s, DType dtype, int threads, Layout layout) {
 
 void pack(const Answer& a, Words& w) {
   w[4] = std::uint64_t(a.knobs.k_layers) | std::uint64_t(a.knobs.k_block_factor) << 8 |
-         std::uint64_t(a.tier) << 16 | std::uint64_t(a.platform) << 24;
+         std::uint64_t(a.tier) << 16 | std::uint64_t(a.platform) << 24 |
+         std::uint64_t(a.borrowed_from ? 1 + int(*a.borrowed_from) : 0) << 32;
   w[5] = std::bit_cast<std::uint64_t>(a.distance);
   w[6] = std::uint64_t(a.nearest.m);
   w[7] = std::uint64_t(a.nearest.n);
@@ -34,6 +35,7 @@ Answer unpack(const Words& w) {
   a.knobs = {int(w[4] & 0xff), int(w[4] >> 8 & 0xff)};
   a.tier = Tier(w[4] >> 16 & 0xff);
   a.platform = PlatformMatch(w[4] >> 24 & 0xff);
+  if (const auto borrowed = w[4] >> 32 & 0xff) a.borrowed_from = Layout(borrowed - 1);
   a.distance = std::bit_cast<double>(w[5]);
   a.nearest = {std::int64_t(w[6]), std::int64_t(w[7]), std::int64_t(w[8])};
   return a;

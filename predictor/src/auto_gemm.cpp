@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,15 +11,20 @@
 #include <filesystem>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 
+#include "fp_flags.hpp"
 #include "sfc/config_service.hpp"
 #include "sfc/error.hpp"
 #include "sfc/online_tuner.hpp"
+#include "sfc/platform.hpp"
 #include "sfc/shape_recorder.hpp"
+#include "sfc/threads.hpp"
 #include "sfc/tuning_source.hpp"
+#include "sfcconf_version.h"
 
 namespace sfc {
 namespace {
@@ -59,6 +65,11 @@ const std::optional<OnlineTuning>& online_from_environment() {
 // says where the plan came from: new, reused, or online tuning's candidate.
 void print_verbose(const PlanKey& key, Transpose trans_a, Transpose trans_b, const Answer& answer,
                    const GemmPlan& plan, const char* origin, double seconds) {
+  // A borrowed answer says whose shapes gave it: `exact` alone would claim this layout was tuned.
+  const std::string tier = answer.borrowed_from
+                               ? "borrowed-" + std::string(to_string(answer.tier)) + "(from " +
+                                     std::string(to_string(*answer.borrowed_from)) + ")"
+                               : std::string(to_string(answer.tier));
   char distance[32];
   if (std::isfinite(answer.distance))
     std::snprintf(distance, sizeof distance, "%.3f", answer.distance);
@@ -70,14 +81,61 @@ void print_verbose(const PlanKey& key, Transpose trans_a, Transpose trans_b, con
                std::string(to_string(key.dtype)).c_str(), std::string(to_string(key.layout)).c_str(),
                trans_a == Transpose::none ? "N" : "T", trans_b == Transpose::none ? "N" : "T",
                static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
-               key.threads, std::string(to_string(answer.tier)).c_str(), distance, plan.k_layers(),
-               plan.k_block_factor(), origin, seconds * 1e6);
+               key.threads, tier.c_str(), distance, plan.k_layers(), plan.k_block_factor(), origin,
+               seconds * 1e6);
+}
+
+// SFC_VERBOSE's first lines, once per opened tuning source: what runs and
+// what the tables hold, so a later `tier=default` has its reason in view.
+void print_info(const ConfigService& service) {
+  const Platform& here = detect_platform();
+  std::fprintf(stderr, "sfc_verbose,info,version=%s,isa=%s,kernels=libxsmm %s,cpu=%s,platform=%s%s\n",
+               SFCCONF_VERSION_STRING, here.isa.c_str(), here.libxsmm_version.c_str(), here.cpu_model.c_str(),
+               here.hash().c_str(), in_forked_child() ? ",forked_child=one thread" : "");
+  std::fprintf(
+      stderr, "sfc_verbose,info,tuning=%s\n",
+      service.path().empty() ? "none (SFC_TUNING unset: model or default tier)" : service.path().c_str());
+  for (const ConfigPredictor::Group& g : service.predictor().groups())
+    std::fprintf(stderr, "sfc_verbose,info,table,dtype=%s,threads=%d,layout=%s,shapes=%zu,platform=%s\n",
+                 std::string(to_string(g.dtype)).c_str(), g.threads, std::string(to_string(g.layout)).c_str(),
+                 g.shapes, std::string(to_string(g.platform)).c_str());
+}
+
+// Why a call's (dtype, threads, layout) gets no tuned answer from a table
+// that has some, or "" when it has its own. Said once per process on stderr
+// (a silent fall to the model or default tier looks like tuning that works).
+std::string coverage_gap(const ConfigService& service, const PlanKey& key) {
+  const auto groups = service.predictor().groups();
+  if (service.path().empty() || groups.empty()) return "";
+  std::string threads_held, layouts_held;
+  bool own = false, this_count = false;
+  for (const ConfigPredictor::Group& g : groups) {
+    if (g.dtype != key.dtype) continue;
+    if (g.threads == key.threads) {
+      this_count = true;
+      own = own || g.layout == key.layout;
+      layouts_held += (layouts_held.empty() ? "" : ", ") + std::string(to_string(g.layout));
+    } else if (threads_held.find(std::to_string(g.threads)) == std::string::npos) {
+      threads_held += (threads_held.empty() ? "" : ", ") + std::to_string(g.threads);
+    }
+  }
+  const std::string what = std::string(to_string(key.dtype)) + " GEMMs on " + std::to_string(key.threads) +
+                           (key.threads == 1 ? " thread" : " threads");
+  if (!this_count)
+    return service.path() + " holds no tuned " + what +
+           (threads_held.empty() ? std::string() : " (it has " + threads_held + ")") +
+           "; they get the model or default tier: tune this thread count, or run with a thread count it has";
+  if (!own)
+    return service.path() + " holds no " + std::string(to_string(key.layout)) + " " + what + " (it has " +
+           layouts_held + "); their answers are borrowed from another layout";
+  return "";
 }
 
 }  // namespace
 
 struct AutoGemm::Impl {
   explicit Impl(ConfigService s) : service(std::move(s)), verbose(verbose_from_environment()) {
+    if (verbose) print_info(service);
     if (const auto& settings = online_from_environment())
       online = std::make_unique<OnlineTuner>(*settings, service);
   }
@@ -85,7 +143,7 @@ struct AutoGemm::Impl {
   ConfigService service;
   const bool verbose;
   std::unique_ptr<OnlineTuner> online;                 // SFC_TUNE=online; null otherwise
-  mutable std::mutex mutex;                            // guards idle
+  mutable ForkSafeMutex mutex;                         // guards idle
   std::list<std::pair<PlanKey, PlanWithAnswer>> idle;  // most recently used first
 
   PlanWithAnswer acquire(const PlanKey& key) {
@@ -101,6 +159,10 @@ struct AutoGemm::Impl {
     }
     // Not counted here: gemm() records every call, this is only a plan's first.
     const Answer answer = service.lookup({key.m, key.n, key.k}, key.dtype, key.threads, key.layout);
+    static std::atomic<bool> gap_said{false};
+    if (!gap_said.load(std::memory_order_relaxed))
+      if (const std::string gap = coverage_gap(service, key); !gap.empty() && !gap_said.exchange(true))
+        std::fprintf(stderr, "sfc-tune: notice: %s (said once per process)\n", gap.c_str());
     return {build(key, answer.knobs), answer, false};
   }
 
@@ -126,7 +188,7 @@ AutoGemm::AutoGemm(const char* tuning_path, const char* platform)
 AutoGemm::~AutoGemm() = default;
 
 Answer AutoGemm::configuration(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
-  return impl_->service.lookup(shape, dtype, threads > 0 ? threads : omp_get_max_threads(), layout);
+  return impl_->service.lookup(shape, dtype, threads > 0 ? threads : default_threads(), layout);
 }
 
 void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const void* a, std::int64_t lda,
@@ -137,20 +199,22 @@ void AutoGemm::gemm(Layout layout, const GemmShape& shape, DType dtype, const vo
 void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const GemmShape& shape, DType dtype,
                     double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                     double beta, void* c, std::int64_t ldc, int threads) {
-  const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : omp_get_max_threads(), layout};
+  const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : default_threads(), layout};
+  std::optional<PreservedFpFlags> caller_flags(std::in_place);  // until the GEMM's own arithmetic starts
   PlanWithAnswer plan = impl_->acquire(key);
   // The plan that runs this call: the pool's, or online tuning's candidate.
   GemmPlan* running = plan.plan.get();
   const char* origin = plan.reused ? "reused" : "new";
   std::shared_ptr<GemmPlan> candidate;  // online tuning's, kept by it across the candidate's calls
   OnlineTuner::Step step;
-  if (impl_->online && plan.answer.tier != Tier::exact) [[unlikely]] {
+  // Not in a forked child, whose runs on one thread would be stored as the key's thread count's.
+  if (impl_->online && plan.answer.tier != Tier::exact && !in_forked_child()) [[unlikely]] {
     try {
       step = impl_->online->next(key, plan.answer);
       if (step.kind == OnlineTuner::Step::Kind::winner) {
         // Tuned: the winner's plan replaces this one in the pool, answered as exact from now on.
-        plan = {Impl::build(key, step.knobs), Answer{step.knobs, Tier::exact, PlatformMatch::exact, 0, shape},
-                false};
+        plan = {Impl::build(key, step.knobs),
+                Answer{step.knobs, Tier::exact, PlatformMatch::exact, 0, shape, std::nullopt}, false};
         running = plan.plan.get();
         origin = "online-winner";
       } else if (step.kind == OnlineTuner::Step::Kind::measure) {
@@ -165,6 +229,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
     }
   }
   const bool timed = impl_->verbose || candidate;
+  caller_flags.reset();
   const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     running->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -175,6 +240,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   }
   const double seconds =
       timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0;
+  const PreservedFpFlags product_flags;  // what the GEMM raised, and nothing the bookkeeping below adds
   if (candidate) impl_->online->report(key, step.candidate, seconds);
   // Counted once it ran: a call the engine refused is not a shape the program runs.
   if (ShapeRecorder* recorder = ShapeRecorder::active())

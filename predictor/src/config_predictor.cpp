@@ -17,11 +17,11 @@ namespace sfc {
 double best_seconds(const TunedShape& s) {
   if (has_winner(s)) {
     const float winner = s.seconds[s.winner().index()];
-    if (winner > 0) return winner;
+    if (std::isgreater(winner, 0.0f)) return winner;
   }
   double best = std::numeric_limits<double>::infinity();
   for (float t : s.seconds)
-    if (t > 0) best = std::min(best, double(t));  // NaN compares false: skipped
+    if (std::isgreater(t, 0.0f)) best = std::min(best, double(t));  // NaN (not measured): skipped, quietly
   return best;
 }
 
@@ -110,11 +110,18 @@ ConfigPredictor::GroupFor ConfigPredictor::group(DType dtype, int threads, Layou
       if (g->dtype == dtype && g->threads == threads && g->layout == l) return g.get();
     return nullptr;
   };
-  if (const ShapeGroup* own = find(layout)) return {own, false};
+  if (const ShapeGroup* own = find(layout)) return {own, false, std::nullopt};
   if (layout == Layout::blocked) return {};
   const Layout sibling = layout == Layout::row_major ? Layout::col_major : Layout::row_major;
-  if (const ShapeGroup* plain = find(sibling)) return {plain, true};
-  return {find(Layout::blocked), false};
+  if (const ShapeGroup* plain = find(sibling)) return {plain, true, sibling};
+  const ShapeGroup* blocked = find(Layout::blocked);
+  return {blocked, false, blocked ? std::optional(Layout::blocked) : std::nullopt};
+}
+
+std::vector<ConfigPredictor::Group> ConfigPredictor::groups() const {
+  std::vector<Group> held;
+  for (const auto& g : groups_) held.push_back({g->dtype, g->threads, g->layout, g->shapes.size(), g->match});
+  return held;
 }
 
 const ConfigPredictor::ThreadModel* ConfigPredictor::model(int threads) const {
@@ -141,6 +148,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
     double d;
     g->nearest(q, 1, &i, &d);
     a.distance = d;
+    a.borrowed_from = found.borrowed_from;
     const GemmShape& n = g->shapes[i];
     a.nearest = found.transposed ? GemmShape{n.n, n.m, n.k} : n;  // in the query's terms
     a.platform = g->match;
@@ -157,6 +165,7 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
     }
   }
   const Answer below = fallback(shape, dtype, threads, layout);
+  a.borrowed_from.reset();  // the model or default tier answers for this layout itself
   a.knobs = below.knobs;
   a.tier = below.tier;
   a.platform = below.platform;

@@ -78,8 +78,8 @@ struct ConfigPredictor::ShapeGroup {
     points.push_back(log2_point(s.shape));
     const double best = best_seconds(s);
     std::array<float, kConfigCount> row{};
-    for (int i = 0; i < kConfigCount; ++i)  // NaN (not measured) compares false: 0
-      row[i] = s.seconds[i] > 0 ? float(std::min(1.0, best / s.seconds[i])) : 0.0f;
+    for (int i = 0; i < kConfigCount; ++i)  // not measured (NaN): 0, by a comparison that raises no flag
+      row[i] = std::isgreater(s.seconds[i], 0.0f) ? float(std::min(1.0, best / s.seconds[i])) : 0.0f;
     throughput.push_back(row);
     // (1, 1) where it ties the fastest, else the winner the table names;
     // without one, the fastest time stands in.

@@ -8,11 +8,14 @@
 //                           its platform block edited (the hash no longer matches),
 //                           with a line twice, or left out
 //   empty.sfctable          no bytes at all
+//   partial.sfctable        this machine's shapes with only K_layers, k_block_factor in {1, 2} measured
+//                           (the rest NaN, as a restricted tuning grid leaves them), uncalibrated
 // The synthetic winners: K >= 4096 -> (2, 4), otherwise (1, 2); see sfc::test::region_shapes().
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "../test_predictor_support.hpp"
@@ -58,6 +61,17 @@ int main(int argc, char** argv) try {
   }
   std::ofstream(dir + "/no_platform.sfctable", std::ios::binary) << without;
   std::ofstream(dir + "/empty.sfctable", std::ios::binary).flush();
+
+  sfc::TuningTable partial = here;
+  partial.calibration = {};
+  for (sfc::TunedShape& s : partial.shapes) {
+    for (int i = 0; i < sfc::kConfigCount; ++i)
+      if (const sfc::Knobs knobs = sfc::Knobs::at(i); knobs.k_layers > 2 || knobs.k_block_factor > 2)
+        s.seconds[i] = std::numeric_limits<float>::quiet_NaN();
+    s.k_layers = 1;
+    s.k_block_factor = 2;
+  }
+  partial.save(dir + "/partial.sfctable");
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "fixture: %s\n", e.what());

@@ -41,9 +41,12 @@ class ConfigService {
   Answer lookup(const GemmShape& shape, DType dtype, int threads, Layout layout = Layout::blocked) const;
 
   const ConfigPredictor& predictor() const { return predictor_; }
+  // The file open() read, or "" when none.
+  const std::string& path() const { return path_; }
 
  private:
   ConfigPredictor predictor_;
+  std::string path_;
   // Filled by const queries: the cache is built for concurrent readers and
   // writers (lock free), so caching an answer is not a visible change.
   mutable AnswerCache cache_;

@@ -47,6 +47,10 @@ struct Answer {
   // threads, and that shape; +infinity and zeros when there is none.
   double distance = std::numeric_limits<double>::infinity();
   GemmShape nearest;
+  // Set when the tuned shapes that answered are another layout's (a plain
+  // layout with none of its own borrows the other's, transposed, else the
+  // blocked layout's): the tier is then that layout's, not this one's.
+  std::optional<Layout> borrowed_from;
 };
 
 // One predictor on its own, so `sfc-tune evaluate` can score each.
@@ -155,6 +159,17 @@ class ConfigPredictor {
   // table of that or another thread count).
   bool has_model(int threads) const { return model(threads) != nullptr; }
 
+  // What the tables hold: one entry per (dtype, threads, layout) with tuned
+  // shapes, and how the platform they came from matches this machine.
+  struct Group {
+    DType dtype;
+    int threads;
+    Layout layout;
+    std::size_t shapes;
+    PlatformMatch platform;
+  };
+  std::vector<Group> groups() const;
+
  private:
   struct ShapeGroup;
   // The tuned shapes that answer for a layout: its own, or borrowed (a plain
@@ -162,6 +177,7 @@ class ConfigPredictor {
   struct GroupFor {
     const ShapeGroup* shapes = nullptr;
     bool transposed = false;
+    std::optional<Layout> borrowed_from;  // set when `shapes` are another layout's
   };
   GroupFor group(DType dtype, int threads, Layout layout) const;
   // The model of one thread count: its platform's calibration and L2 rule.
