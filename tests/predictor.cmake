@@ -68,11 +68,34 @@ set_target_properties(sfc_gemm_c_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIR
 target_link_libraries(sfc_gemm_c_test PRIVATE sfcgemm m)
 add_test(NAME gemm.c_api COMMAND sfc_gemm_c_test)
 
+# fork() after GEMMs on a team, and the caller's FP flags (test_fork_c.c), on
+# a table with unmeasured configurations; once more with online tuning on.
+add_executable(sfc_fork_c_test ${CMAKE_CURRENT_SOURCE_DIR}/test_fork_c.c)
+set_target_properties(sfc_fork_c_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_link_libraries(sfc_fork_c_test PRIVATE sfcgemm m)
+add_test(NAME gemm.fork COMMAND sfc_fork_c_test)
+add_test(NAME gemm.fork_online COMMAND sfc_fork_c_test)
+set_tests_properties(gemm.fork gemm.fork_online PROPERTIES FIXTURES_REQUIRED sfcconf_tables TIMEOUT 300)
+set_tests_properties(gemm.fork PROPERTIES
+  ENVIRONMENT "OMP_NUM_THREADS=2;SFC_TUNING=${SFC_SFCCONF_FIXTURE_DIR}/partial.sfctable")
+set_tests_properties(gemm.fork_online PROPERTIES
+  ENVIRONMENT "OMP_NUM_THREADS=2;SFC_TUNING=${SFC_SFCCONF_FIXTURE_DIR}/partial.sfctable;SFC_TUNE=online;SFC_TUNE_DB=${CMAKE_CURRENT_BINARY_DIR}/fork_online.db;SFC_TUNE_BUDGET_MS=50")
+
 # libsfcblas under a real client: Debian's numpy with LD_PRELOAD (scripts/setup.sh
 # installs python3-numpy). Not in an SFC_SANITIZE build: a preloaded library
 # cannot bring ASan's runtime into a process that started without it.
 if(NOT SFC_SANITIZE)
   add_test(NAME blas.numpy COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/blas/numpy_test.sh $<TARGET_FILE:sfcblas>)
+  # numpy's fork modes and np.seterr(all='raise') under the drop-in (blas/fork_fp_test.py),
+  # on a table with unmeasured configurations; once more with online tuning on.
+  set(SFC_FORK_FP_ENV "LD_PRELOAD=$<TARGET_FILE:sfcblas>;OMP_NUM_THREADS=2;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/blas"
+                      "SFC_TUNING=${SFC_SFCCONF_FIXTURE_DIR}/partial.sfctable")
+  add_test(NAME blas.fork_fp COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas/fork_fp_test.py 5)
+  add_test(NAME blas.fork_fp_online COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas/fork_fp_test.py 5)
+  set_tests_properties(blas.fork_fp blas.fork_fp_online PROPERTIES FIXTURES_REQUIRED sfcconf_tables TIMEOUT 600)
+  set_tests_properties(blas.fork_fp PROPERTIES ENVIRONMENT "${SFC_FORK_FP_ENV}")
+  set_tests_properties(blas.fork_fp_online PROPERTIES ENVIRONMENT
+    "${SFC_FORK_FP_ENV};SFC_TUNE=online;SFC_TUNE_DB=${CMAKE_CURRENT_BINARY_DIR}/fork_fp_online.db;SFC_TUNE_BUDGET_MS=50")
 endif()
 add_executable(sfcblas_drop_in_test ${CMAKE_CURRENT_SOURCE_DIR}/blas/drop_in_test.c)
 set_target_properties(sfcblas_drop_in_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)

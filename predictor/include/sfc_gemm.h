@@ -28,7 +28,7 @@
 #endif
 #endif
 
-#ifndef SFC_GEMM_API /* libsfcblas, which carries this API inside, defines it empty to keep it hidden */
+#ifndef SFC_GEMM_API
 #if defined(__GNUC__)
 #define SFC_GEMM_API __attribute__((visibility("default")))
 #else
@@ -82,6 +82,15 @@ SFC_GEMM_API sfc_gemm_status sfc_dgemm_with(sfc_gemm_context* context, sfc_gemm_
                                             sfc_gemm_transpose trans_a, sfc_gemm_transpose trans_b, int m,
                                             int n, int k, double alpha, const double* a, int lda,
                                             const double* b, int ldb, double beta, double* c, int ldc);
+
+/* The argument checks of sfc_sgemm without the GEMM (`alpha_zero`: alpha
+ * is 0, so A and B may be NULL): SFC_GEMM_OK, or SFC_GEMM_ERR_ARGUMENT with
+ * the message and parameter as a call would leave them. For wrappers that
+ * decide where a call runs before running it (libsfcblas). */
+SFC_GEMM_API sfc_gemm_status sfc_gemm_check_arguments(sfc_gemm_order order, sfc_gemm_transpose trans_a,
+                                                      sfc_gemm_transpose trans_b, int m, int n, int k,
+                                                      const void* a, int lda, const void* b, int ldb,
+                                                      const void* c, int ldc, int alpha_zero);
 
 /* The last failure of this thread: a message, and for SFC_GEMM_ERR_ARGUMENT
  * the parameter's position in sfc_sgemm's list (0 otherwise). */

@@ -161,6 +161,16 @@ sfc_gemm_status sfc_dgemm_with(sfc_gemm_context* context, sfc_gemm_order order, 
   return gemm("sfc_dgemm", context, order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+sfc_gemm_status sfc_gemm_check_arguments(sfc_gemm_order order, sfc_gemm_transpose ta, sfc_gemm_transpose tb,
+                                         int m, int n, int k, const void* a, int lda, const void* b, int ldb,
+                                         const void* c, int ldc, int alpha_zero) {
+  std::string why;
+  if (const int p =
+          bad_parameter("sfc_gemm", order, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, alpha_zero, why))
+    return fail(SFC_GEMM_ERR_ARGUMENT, why, p);
+  return SFC_GEMM_OK;
+}
+
 const char* sfc_gemm_last_error(void) { return last_error.c_str(); }
 
 int sfc_gemm_bad_parameter(void) { return last_parameter; }

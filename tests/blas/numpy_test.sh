@@ -36,7 +36,7 @@ for dtype in (np.float32, np.float64):
 np.savez(sys.argv[1], **out)
 PY
 "$python" "$dir/products.py" "$dir/plain.npz"
-SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_MIN_DIM=0 SFC_BLAS_VERBOSE=1 SFC_VERBOSE=1 SFC_RECORD="$dir/shapes.record" LD_PRELOAD="$library" \
+SFC_BLAS_ROUTE=sfc SFC_BLAS_MIN_FLOPS=0 SFC_BLAS_MIN_DIM=0 SFC_BLAS_VERBOSE=1 SFC_VERBOSE=1 SFC_RECORD="$dir/shapes.record" LD_PRELOAD="$library" \
   "$python" "$dir/products.py" "$dir/sfc.npz" \
   2> "$dir/verbose.txt" || { cat "$dir/verbose.txt" >&2; exit 1; }
 grep -v '^sfc_verbose,' "$dir/verbose.txt" || true
@@ -91,3 +91,17 @@ routing=$(env -u SFC_BLAS_MIN_FLOPS SFC_BLAS_MIN_DIM=16 SFC_BLAS_VERBOSE=1 LD_PR
 echo "$routing"
 echo "$routing" | grep -q '^sfc-blas: 1 GEMM calls .* ran on SFC-CA, 2 ' ||
   { echo "numpy_test: expected SFC_BLAS_MIN_DIM=16 to send the thin call to the real BLAS" >&2; exit 1; }
+
+# The race: a shape's first call builds SFC-CA's plan, the next six alternate
+# (the real BLAS first), and every later call runs on the faster of the two.
+racing='
+import numpy as np
+a, b = np.ones((256, 256), np.float32), np.ones((256, 256), np.float32)
+for _ in range(12): assert (a @ b == 256).all()'
+routing=$(env -u SFC_BLAS_MIN_FLOPS -u SFC_BLAS_MIN_DIM SFC_BLAS_VERBOSE=1 LD_PRELOAD="$library" "$python" -c "$racing" 2>&1 |
+  grep '^sfc-blas: routing')
+echo "$routing"
+echo "$routing" | grep -Eq '"racing":7,' ||
+  { echo "numpy_test: expected seven racing calls" >&2; exit 1; }
+echo "$routing" | grep -Eq '"race_won":5,"race_lost":0,|"race_won":0,"race_lost":5,' ||
+  { echo "numpy_test: expected the five calls after the race all on its winner" >&2; exit 1; }
