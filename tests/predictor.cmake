@@ -94,6 +94,10 @@ if(NOT SFC_SANITIZE)
   add_test(NAME blas.fork_fp_online COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas/fork_fp_test.py 5)
   set_tests_properties(blas.fork_fp blas.fork_fp_online PROPERTIES FIXTURES_REQUIRED sfcconf_tables TIMEOUT 600)
   set_tests_properties(blas.fork_fp PROPERTIES ENVIRONMENT "${SFC_FORK_FP_ENV}")
+  # Debian's PyTorch (scripts/test.sh installs python3-torch): a transformer layer with and without the drop-in.
+  add_test(NAME blas.torch COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/blas/torch_test.py
+                                   $<TARGET_FILE:sfcblas>)
+  set_tests_properties(blas.torch PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "OMP_NUM_THREADS=2")
   set_tests_properties(blas.fork_fp_online PROPERTIES ENVIRONMENT
     "${SFC_FORK_FP_ENV};SFC_TUNE=online;SFC_TUNE_DB=${CMAKE_CURRENT_BINARY_DIR}/fork_fp_online.db;SFC_TUNE_BUDGET_MS=50")
 endif()
