@@ -10,8 +10,8 @@
 // else the next library that defines the symbol (dlsym RTLD_NEXT), else the
 // system's libcblas.so.3, libblas.so.3 or libopenblas.so.0 (as loaded by the
 // program, or loaded here). SFC_BLAS_ROUTE=sfc skips the race (every call
-// above the thresholds on SFC-CA; the default under SFC_TUNE=online, which
-// needs the calls). SFC_BLAS_VERBOSE=1 prints at exit how many calls and
+// above the thresholds on SFC-CA; the default under SFC_TUNE=online and
+// SFC_RECORD, which need every call). SFC_BLAS_VERBOSE=1 prints at exit how many calls and
 // flops went each way and why; SFC_VERBOSE=1 prints a line per call (the
 // SFC-CA ones from sfc::gemm's AutoGemm, the real BLAS's here, with the
 // reason). Bad arguments are reported as BLAS's xerbla does (the parameter's
@@ -69,7 +69,8 @@ double min_dimension() {
 }
 
 // SFC_BLAS_ROUTE: race (time both, run the faster) or sfc (SFC-CA above the
-// thresholds). Online tuning needs the calls, so it defaults to sfc there.
+// thresholds). Online tuning and shape recording need every call, so they
+// default to sfc.
 bool racing() {
   static const bool value = [] {
     const char* route = std::getenv("SFC_BLAS_ROUTE");
@@ -80,7 +81,8 @@ bool racing() {
       return true;
     }
     const char* tune = std::getenv("SFC_TUNE");
-    return !(tune && !std::strcmp(tune, "online"));
+    const char* record = std::getenv("SFC_RECORD");
+    return !(tune && !std::strcmp(tune, "online")) && !(record && *record);
   }();
   return value;
 }
