@@ -17,7 +17,6 @@ def _copy(x):
     return np.ascontiguousarray(x)
 
 
-
 def _leading_dimension(x, row):
     """The leading dimension (in elements) with which `x` is stored row-major
     (row=True) or column-major, or None when its strides do not fit that
@@ -47,10 +46,8 @@ def _operand(x, row):
         ld = _leading_dimension(x, not row)
         if ld is not None:
             return _TRANS, ld, x
-    x = _copy(x)
-    if row:
-        return _NO_TRANS, max(1, x.shape[1]), x
-    return _TRANS, max(1, x.shape[1]), x
+    x = _copy(x)  # C-ordered: as it is in a row-major call, transposed in a column-major one
+    return _NO_TRANS if row else _TRANS, max(1, x.shape[1]), x
 
 
 def _check_operand(x, name):
