@@ -16,10 +16,10 @@ def _address(function):
 
 
 def _recorders():
-    """(name, open, close) for each distinct shape recorder in the process:
-    libsfcconf's and the GEMM library's that sfctune uses (loaded now when
-    they can be), and those of any other sfc library already loaded that
-    exports the record calls (a preloaded libsfcblas)."""
+    """(prefix, record_open, record_close, last_error) for each distinct shape
+    recorder in the process: libsfcconf's and the GEMM library's that sfctune
+    uses (loaded now when they can be), and those of any other sfc library
+    already loaded that exports the record calls (a preloaded libsfcblas)."""
     libraries = []
     for load in (_library.conf, _library.gemm):
         try:
