@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config help2man libxsmm-dev libsqlite3-dev libnanoflann-dev libspdlog-dev
-          doctest-dev libhwloc-dev libcli11-dev nlohmann-json3-dev sqlite3 librsvg2-bin python3-numpy
+          doctest-dev libhwloc-dev libcli11-dev nlohmann-json3-dev sqlite3 librsvg2-bin python3-numpy python3-pytest
           libopenblas-dev libblis-dev libdnnl-dev)  # the last three: peers for `sfc-tune bench`
 missing=()
 for p in "${packages[@]}"; do

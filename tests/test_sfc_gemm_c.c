@@ -1,10 +1,13 @@
 /* libsfcgemm's C API, compiled as C99 against the shared library: every
  * order x transpose combination against a naive reference, BLAS's quick
- * returns, beta = 0 over NaN, and BLAS-numbered argument errors. */
+ * returns, beta = 0 over NaN, BLAS-numbered argument errors, and shape
+ * recording (sfc_gemm_record_*). */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sfc_gemm.h"
 
@@ -124,6 +127,48 @@ int main(void) {
     sfc_gemm_close(context);
     CHECK(sfc_gemm_open("/nonexistent/sfc.table", NULL, &context) == SFC_GEMM_ERR_TUNING);
     CHECK(context == NULL);
+  }
+
+  /* shape recording: refused paths, then one call counted in the file after a flush */
+  {
+    char dir[] = "/tmp/sfc_gemm_record_XXXXXX", path[256], text[4096];
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK(sfc_gemm_record_open(NULL) == SFC_GEMM_ERR_ARGUMENT);
+    CHECK(strstr(sfc_gemm_last_error(), "path") != NULL);
+    CHECK(sfc_gemm_record_open("") == SFC_GEMM_ERR_ARGUMENT);
+    snprintf(path, sizeof path, "%s/missing/shapes.record", dir);
+    CHECK(sfc_gemm_record_open(path) == SFC_GEMM_ERR_TUNING);
+    CHECK(strstr(sfc_gemm_last_error(), "sfc_gemm_record_open") != NULL);
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    FILE* notes = fopen(path, "w");
+    CHECK(notes != NULL);
+    if (notes) fputs("not a shape record\n", notes), fclose(notes);
+    CHECK(sfc_gemm_record_open(path) == SFC_GEMM_ERR_TUNING);
+    CHECK(strstr(sfc_gemm_last_error(), "not a shape record") != NULL);
+    remove(path);
+
+    CHECK(sfc_gemm_record_flush() == SFC_GEMM_OK); /* none active */
+    snprintf(path, sizeof path, "%s/shapes.record", dir);
+    CHECK(sfc_gemm_record_open(path) == SFC_GEMM_OK);
+    double a[23 * 45], b[45 * 31], c[23 * 31];
+    for (int i = 0; i < 23 * 45; ++i) a[i] = fill(i);
+    for (int i = 0; i < 45 * 31; ++i) b[i] = fill(i + 5);
+    CHECK(sfc_dgemm(SFC_ROW_MAJOR, SFC_NO_TRANS, SFC_NO_TRANS, 23, 31, 45, 1, a, 45, b, 31, 0, c, 31) ==
+          SFC_GEMM_OK);
+    CHECK(sfc_gemm_record_flush() == SFC_GEMM_OK);
+    FILE* record = fopen(path, "r");
+    size_t length = record ? fread(text, 1, sizeof text - 1, record) : 0;
+    if (record) fclose(record);
+    text[length] = '\0';
+    CHECK(strncmp(text, "sfc-shape-record 1\n", 19) == 0);
+    if (!strstr(text, "\n23 31 45 f64 ")) fprintf(stderr, "the record holds:\n%s", text);
+    CHECK(strstr(text, "\n23 31 45 f64 ") != NULL);
+    CHECK(sfc_gemm_record_close() == SFC_GEMM_OK);
+    CHECK(sfc_gemm_record_close() == SFC_GEMM_OK); /* none active */
+    remove(path);
+    snprintf(path, sizeof path, "%s/shapes.record.lock", dir);
+    remove(path);
+    rmdir(dir);
   }
 
   if (failures)

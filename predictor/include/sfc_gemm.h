@@ -97,6 +97,23 @@ SFC_GEMM_API sfc_gemm_status sfc_gemm_check_arguments(sfc_gemm_order order, sfc_
 SFC_GEMM_API const char* sfc_gemm_last_error(void);
 SFC_GEMM_API int sfc_gemm_bad_parameter(void);
 
+/* Shape recording, as sfcconf_record_open/_flush/_close (sfcconf.h) do for
+ * libsfcconf: counts every GEMM this library runs, per shape, type, thread
+ * count, layout and transposes, into a shape record file that `sfc-tune record
+ * show` ranks and `sfc-tune tune --from-record` tunes (SFC_RECORD=FILE does
+ * the same from the environment). The recording is this library's own: in a
+ * process that also loads libsfcconf, start both to count both.
+ *
+ * sfc_gemm_record_open: starts recording into `path` (a recording into
+ * another file is written and stopped). SFC_GEMM_ERR_ARGUMENT: `path` is NULL
+ * or empty; SFC_GEMM_ERR_TUNING: `path` exists and is not a shape record, or
+ * it or `path`.lock cannot be created or read. sfc_gemm_record_flush: writes
+ * the counts now (SFC_GEMM_OK when none is active). sfc_gemm_record_close:
+ * writes them and stops recording. Errors set sfc_gemm_last_error. */
+SFC_GEMM_API sfc_gemm_status sfc_gemm_record_open(const char* path);
+SFC_GEMM_API sfc_gemm_status sfc_gemm_record_flush(void);
+SFC_GEMM_API sfc_gemm_status sfc_gemm_record_close(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -176,3 +176,47 @@ const char* sfc_gemm_last_error(void) { return last_error.c_str(); }
 int sfc_gemm_bad_parameter(void) { return last_parameter; }
 
 }  // extern "C"
+
+// Shape recording (sfc_gemm_record_*): the same ShapeRecorder libsfcconf's
+// sfcconf_record_* drive, here this library's own copy. Kept at the end of
+// the file, its include with it, so that it stays apart from the GEMM entry
+// points above.
+#include "sfc/shape_recorder.hpp"
+
+extern "C" {
+
+sfc_gemm_status sfc_gemm_record_open(const char* path) {
+  if (!path || !*path) return fail(SFC_GEMM_ERR_ARGUMENT, "sfc_gemm_record_open: path is NULL or empty", 1);
+  try {
+    sfc::ShapeRecorder::start(path);
+    return SFC_GEMM_OK;
+  } catch (const sfc::Error& e) {  // not a shape record (RecordFormatError), or not creatable or readable
+    return fail(SFC_GEMM_ERR_TUNING, std::string("sfc_gemm_record_open: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(SFC_GEMM_ERR_ENGINE, "sfc_gemm_record_open: out of memory");
+  } catch (const std::exception& e) {
+    return fail(SFC_GEMM_ERR_INTERNAL, std::string("sfc_gemm_record_open: ") + e.what());
+  }
+}
+
+sfc_gemm_status sfc_gemm_record_flush(void) {
+  try {
+    sfc::ShapeRecorder::flush_active();
+    return SFC_GEMM_OK;
+  } catch (const sfc::Error& e) {
+    return fail(SFC_GEMM_ERR_TUNING, std::string("sfc_gemm_record_flush: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(SFC_GEMM_ERR_ENGINE, "sfc_gemm_record_flush: out of memory");
+  } catch (const std::exception& e) {
+    return fail(SFC_GEMM_ERR_INTERNAL, std::string("sfc_gemm_record_flush: ") + e.what());
+  }
+}
+
+sfc_gemm_status sfc_gemm_record_close(void) {
+  return sfc::ShapeRecorder::stop() ? SFC_GEMM_OK
+                                    : fail(SFC_GEMM_ERR_TUNING,
+                                           "sfc_gemm_record_close: the last counts could not be written "
+                                           "(the reason is on stderr)");
+}
+
+}  // extern "C"
