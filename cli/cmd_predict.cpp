@@ -65,6 +65,11 @@ void run_query(const QueryOptions& o) {
       out, "%lldx%lldx%lld %s on %d threads, %s layout: k_layers=%d k_block_factor=%d (tier %s, platform %s",
       (long long)o.m, (long long)o.n, (long long)o.k, o.dtype.c_str(), threads, o.layout.c_str(), a.k_layers,
       a.k_block_factor, tier.c_str(), platform.c_str());
+  const bool borrowed = to_sfcconf(layout) != match.source;
+  const std::string source = match.source == SFCCONF_BLOCKED     ? "blocked"
+                             : match.source == SFCCONF_ROW_MAJOR ? "row"
+                                                                 : "col";
+  if (borrowed) std::fprintf(out, ", borrowed from the %s layout's tuned shapes", source.c_str());
   if (std::isfinite(a.distance))
     std::fprintf(out, ", nearest tuned shape %lldx%lldx%lld at log2 distance %.3f)\n", (long long)a.nearest_m,
                  (long long)a.nearest_n, (long long)a.nearest_k, a.distance);
@@ -82,6 +87,7 @@ void run_query(const QueryOptions& o) {
                       {"tier", tier},
                       {"platform", platform},
                       {"distance", distance_json(a.distance)},
+                      {"borrowed_from", borrowed ? nlohmann::json(source) : nlohmann::json(nullptr)},
                       {"nearest", nullptr}};
   if (std::isfinite(a.distance)) j["nearest"] = {{"m", a.nearest_m}, {"n", a.nearest_n}, {"k", a.nearest_k}};
   std::printf("%s\n", j.dump().c_str());

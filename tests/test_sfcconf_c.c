@@ -58,6 +58,18 @@ static void check_queries(const char* dir) {
   CHECK(sfcconf_open(in_dir(dir, "this_machine.sfctable"), NULL, &conf) == SFCCONF_OK);
   if (!conf) return;
 
+  /* The table holds blocked shapes only: a row-major query borrows theirs, and says so (twice: the cache
+   * too). */
+  for (int round = 0; round < 2; ++round) {
+    sfcconf_layout source = SFCCONF_COL_MAJOR;
+    CHECK(sfcconf_query_source(conf, 256, 1024, 4096, SFCCONF_F32, 2, SFCCONF_ROW_MAJOR, &a, NULL, &source) ==
+          SFCCONF_OK);
+    CHECK(source == SFCCONF_BLOCKED);
+    CHECK(sfcconf_query_source(conf, 1024, 256, 4096, SFCCONF_F32, 2, SFCCONF_BLOCKED, &a, NULL, &source) ==
+          SFCCONF_OK);
+    CHECK(source == SFCCONF_BLOCKED && a.tier == SFCCONF_TIER_EXACT);
+  }
+
   /* A tuned shape, twice: the second answer comes from the cache. */
   for (int round = 0; round < 2; ++round) {
     CHECK(sfcconf_query(conf, 1024, 256, 4096, SFCCONF_F32, 2, &a) == SFCCONF_OK);

@@ -123,6 +123,16 @@ SFCCONF_API sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, 
                                                sfcconf_dtype dtype, int threads, sfcconf_layout layout,
                                                sfcconf_answer* answer, sfcconf_platform_match* platform);
 
+/* sfcconf_query_match, and whose tuned shapes answered: `source` is the
+ * queried layout itself when it has tuned shapes of its own (or when the
+ * model or default tier answered), else the layout it borrowed from (see
+ * sfcconf_layout): an exact or nearest answer then comes from that layout's
+ * measurements, not this one's. `platform` and `source` may be NULL. Since 0.5. */
+SFCCONF_API sfcconf_status sfcconf_query_source(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                                sfcconf_dtype dtype, int threads, sfcconf_layout layout,
+                                                sfcconf_answer* answer, sfcconf_platform_match* platform,
+                                                sfcconf_layout* source);
+
 /* Releases the handle (NULL is ignored). No query may be running on it. */
 SFCCONF_API void sfcconf_close(sfcconf_handle* conf);
 

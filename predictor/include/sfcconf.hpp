@@ -46,11 +46,13 @@ class TunedConfigs {
   struct Match {
     sfcconf_answer answer;
     sfcconf_platform_match platform;
+    sfcconf_layout source;  // the layout whose tuned shapes answered (sfcconf_query_source)
   };
   Match query_match(std::int64_t m, std::int64_t n, std::int64_t k, sfcconf_dtype dtype = SFCCONF_F32,
                     int threads = 1, sfcconf_layout layout = SFCCONF_BLOCKED) const {
     Match match;
-    check(sfcconf_query_match(handle_, m, n, k, dtype, threads, layout, &match.answer, &match.platform));
+    check(sfcconf_query_source(handle_, m, n, k, dtype, threads, layout, &match.answer, &match.platform,
+                               &match.source));
     return match;
   }
 

@@ -69,6 +69,9 @@ void fill(const sfc::Answer& a, sfcconf_answer* out, sfcconf_platform_match* pla
           a.nearest.k};
   if (platform) *platform = static_cast<sfcconf_platform_match>(a.platform);  // same order, see below
 }
+static_assert(int(sfc::Layout::blocked) == SFCCONF_BLOCKED &&
+              int(sfc::Layout::row_major) == SFCCONF_ROW_MAJOR &&
+              int(sfc::Layout::col_major) == SFCCONF_COL_MAJOR);
 static_assert(int(sfc::PlatformMatch::exact) == SFCCONF_PLATFORM_EXACT &&
               int(sfc::PlatformMatch::compatible) == SFCCONF_PLATFORM_COMPATIBLE &&
               int(sfc::PlatformMatch::foreign) == SFCCONF_PLATFORM_FOREIGN);
@@ -101,6 +104,13 @@ sfcconf_status sfcconf_query_layout(sfcconf_handle* conf, int64_t m, int64_t n, 
 sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k, sfcconf_dtype dtype,
                                    int threads, sfcconf_layout layout, sfcconf_answer* answer,
                                    sfcconf_platform_match* platform) {
+  return sfcconf_query_source(conf, m, n, k, dtype, threads, layout, answer, platform, nullptr);
+}
+
+sfcconf_status sfcconf_query_source(sfcconf_handle* conf, int64_t m, int64_t n, int64_t k,
+                                    sfcconf_dtype dtype, int threads, sfcconf_layout layout,
+                                    sfcconf_answer* answer, sfcconf_platform_match* platform,
+                                    sfcconf_layout* source) {
   if (!conf || !answer) return fail(SFCCONF_ERR_ARGUMENT, "sfcconf_query: conf or answer is NULL");
   if (dtype != SFCCONF_F32 && dtype != SFCCONF_F64 && dtype != SFCCONF_BF16)
     return fail(SFCCONF_ERR_ARGUMENT, "unknown dtype (expected SFCCONF_F32, _F64 or _BF16)");
@@ -114,7 +124,9 @@ sfcconf_status sfcconf_query_match(sfcconf_handle* conf, int64_t m, int64_t n, i
                      : layout == SFCCONF_ROW_MAJOR ? sfc::Layout::row_major
                                                    : sfc::Layout::col_major;
   return guarded([&] {  // query() refuses sizes or threads < 1 with an sfc::Error
-    fill(conf->service.query(shape, type, threads, entry), answer, platform);
+    const sfc::Answer a = conf->service.query(shape, type, threads, entry);
+    fill(a, answer, platform);
+    if (source) *source = static_cast<sfcconf_layout>(a.borrowed_from.value_or(entry));  // same order
     return SFCCONF_OK;
   });
 }

@@ -88,9 +88,9 @@ def conf():
             handle = ctypes.c_void_p
             _declare(library.sfcconf_open, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
                      ctypes.POINTER(handle))
-            _declare(library.sfcconf_query_match, ctypes.c_int, handle, ctypes.c_int64, ctypes.c_int64,
+            _declare(library.sfcconf_query_source, ctypes.c_int, handle, ctypes.c_int64, ctypes.c_int64,
                      ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(AnswerStruct),
-                     ctypes.POINTER(ctypes.c_int))
+                     ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
             _declare(library.sfcconf_close, None, handle)
             _declare(library.sfcconf_last_error, ctypes.c_char_p)
             for name in ("sfcconf_tier_name", "sfcconf_platform_match_name", "sfcconf_status_name"):

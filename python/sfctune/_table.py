@@ -11,6 +11,7 @@ from . import _errors, _library
 
 _DTYPES = {"f32": 0, "f64": 1, "bf16": 2}
 _LAYOUTS = {"blocked": 0, "row": 1, "col": 2}
+_LAYOUT_NAMES = {code: name for name, code in _LAYOUTS.items()}
 _TIERS = ("exact", "nearest", "model", "default")
 _PLATFORMS = ("exact", "compatible", "foreign")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -29,6 +30,9 @@ class Answer:
     nearest: that shape as (m, n, k), or None when there is none.
     platform: how the platform that answered matches this machine: "exact",
         "compatible" or "foreign" (only with platform="any").
+    borrowed_from: None when the queried layout's own tuned shapes answered
+        (or the model or default tier did), else the layout ("row", "col" or
+        "blocked") whose tuned shapes gave an exact or nearest answer.
     """
 
     k_layers: int
@@ -37,6 +41,7 @@ class Answer:
     distance: float
     nearest: tuple
     platform: str
+    borrowed_from: str = None
 
 
 def default_threads():
@@ -103,9 +108,9 @@ class Table:
         handle = self._handle
         if handle is None:
             raise ValueError("query on a closed sfctune.Table")
-        answer, match = _library.AnswerStruct(), ctypes.c_int()
-        status = self._library.sfcconf_query_match(handle, m, n, k, dtype_code, threads, layout_code,
-                                                   ctypes.byref(answer), ctypes.byref(match))
+        answer, match, source = _library.AnswerStruct(), ctypes.c_int(), ctypes.c_int()
+        status = self._library.sfcconf_query_source(handle, m, n, k, dtype_code, threads, layout_code,
+                                                    ctypes.byref(answer), ctypes.byref(match), ctypes.byref(source))
         if status != _library.SFCCONF_OK:
             raise _errors.conf_error(status)
         found = not math.isinf(answer.distance)
@@ -116,6 +121,7 @@ class Table:
             distance=answer.distance,
             nearest=(answer.nearest_m, answer.nearest_n, answer.nearest_k) if found else None,
             platform=_PLATFORMS[match.value],
+            borrowed_from=None if source.value == layout_code else _LAYOUT_NAMES[source.value],
         )
 
     @property

@@ -42,6 +42,13 @@ class TableTest(unittest.TestCase):
         self.assertIn(a.platform, ("exact", "compatible", "foreign"))
         self.assertTrue(1 <= a.k_layers <= 8 and 1 <= a.k_block_factor <= 8)
 
+    def test_a_layout_without_tuned_shapes_says_whose_it_borrowed(self):
+        own = self.table.query(256, 256, 1024, threads=2, layout="blocked")
+        self.assertIsNone(own.borrowed_from)
+        held = {self.table.query(256, 256, 1024, threads=2, layout=l).borrowed_from for l in ("row", "col")}
+        # The quick table holds blocked shapes only: both plain layouts borrow them.
+        self.assertEqual(held, {"blocked"})
+
     def test_every_field_is_there_for_every_tier(self):
         answers = [
             self.table.query(256, 256, 1024, threads=2, layout="blocked"),
