@@ -42,11 +42,6 @@
 //   blocks: each packed A block serves twice the columns in half the calls; the
 //   blocked layout keeps 64
 //   (docs/experiments/2026-12-04-small-grid-and-end-to-end-zen5.md).
-// column-major M = 256 (8 shapes) 1.026 (0.985-1.064), bf16 row-major N = 256
-// (5 shapes) 1.00-1.05, f64 column-major M = 96-128 (bn 32 -> 64) 0.96-1.09;
-// a loop M of 512 1.011, of 1024-2048 1.008, of 128 0.98-1.01, so the rule
-// stops at four blocks. The blocked layout, whose B is
-// packed, lost with them (256x512x1024 372-378 -> 350-365), and keeps 64.
 #include <algorithm>
 
 #include "amx_brgemm.hpp"

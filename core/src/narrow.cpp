@@ -76,7 +76,6 @@ simd::Body<In, Out> narrow_for(int n, std::integer_sequence<int, N...>) {
 // 24-27}, the high half the others, and C's 32 rows are permuted into that
 // order on loading and back on storing. B's pair (K = kk, kk + 1) of each
 // column is one 32-bit word broadcast. An odd K left over takes step().
-// column is one 32-bit word broadcast. An odd K left over takes step().
 // Masked stores only on the last group of rows, and no scalar tail: both lost
 // (docs/experiments/2026-12-02-thin-policy-bf16-pairs-zen5.md; figures:
 // docs/experiments/2026-12-07-figures-from-code-comments.md#bf16-pairs-on-vdpbf16ps).

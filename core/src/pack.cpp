@@ -71,7 +71,6 @@ void copy_scaled(const T* src, std::int64_t count, T* dst, T scale) {
 
 // VNNI pairs of two columns of K: out[2 i] = x0[i], out[2 i + 1] = x1[i] for
 // i < rows. The portable build's compiler interleaves 8 elements per step at
-// best (SSE2), which left bf16's packing at about 10 GB/s; with AVX512-BW
 // best (SSE2); with AVX512-BW two permutes interleave 32 at a time
 // (docs/experiments/2026-12-07-figures-from-code-comments.md#vnni-packing-32-at-a-time).
 using Pairs = void (*)(const std::uint16_t* x0, const std::uint16_t* x1, int rows, std::uint16_t* out);

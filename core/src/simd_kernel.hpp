@@ -23,8 +23,8 @@
 //   which walks A four whole columns at a time, widening bf16 to fp32, adding
 //   them into the tile of C (bm x n accumulators: 32 KiB at bm 1024, n 8).
 //   It beat packed panels for bf16 and lost to LIBXSMM in place on fp32 from
-//   two columns on (docs/experiments/2026-12-07-figures-from-code-comments.md#narrow-kernel-widening-bf16). On
-//   AVX512-BF16 bf16 multiplies pairs of K with VDPBF16PS instead (narrow.cpp).
+//   two columns on (docs/experiments/2026-12-07-figures-from-code-comments.md#narrow-kernel-widening-bf16).
+//   On AVX512-BF16 bf16 multiplies pairs of K with VDPBF16PS instead (narrow.cpp).
 //
 // Both are written once on GCC/Clang vector extensions and compiled for
 // AVX-512, AVX2 + FMA and the x86-64 baseline; the plan takes the widest the

@@ -113,8 +113,8 @@ double flops_per_second(const Calibration& c, DType dtype) {
 // tuned fp32 tables one round won nearly all such row-major shapes, and one
 // column of tiles has since kept C in place over rounds
 // (c_in_place_over_rounds). Not bf16: its loop A is packed into VNNI pairs
-// whatever the rounds (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#rounds-that-make-gemm-copy-measured-2026-12-04-the-shipped-tables).
-// only 27-28 of 40 there.
+// whatever the rounds
+// (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#rounds-that-make-gemm-copy-measured-2026-12-04-the-shipped-tables).
 bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   if (layout == Layout::blocked || dtype == DType::bf16) return false;
   const GemmShape loop = loop_shape(shape, layout);

@@ -9,7 +9,6 @@
 // sub-millisecond GEMM's runs moves far from run to run, and winners chosen by
 // the min carry from one tuning to the next much better (docs/tuning.md). The
 // operands use the layout of TuneOptions::layout.
-// layout of TuneOptions::layout.
 //
 //   sfc::Tuner tuner({.dtype = sfc::DType::f32, .threads = 2, .reps = 10});
 //   sfc::ShapeTuning t = tuner.tune({1024, 1024, 1024}, sfc::ConfigSet::all());
