@@ -276,7 +276,7 @@ void run_bench_command(const BenchArguments& a) {
       Roofline::from_calibration(calibration, options.dtype, options.threads, calibration_source);
   if (options.dtype == DType::bf16) {
     // The calibration's gamma is LIBXSMM's fp32 kernel; bf16's (on AMX tiles
-    // where the CPU has them) runs at 2x to 10x of it: timed here instead
+    // where the CPU has them) runs several times faster: timed here instead
     // (about 0.1 s). Without a bf16 kernel the plans fail below, with the reason.
     try {
       context.roofline.gflops_per_core = kernel_gflops_per_core(options.threads, 3, DType::bf16);

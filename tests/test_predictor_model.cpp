@@ -14,8 +14,8 @@ namespace {
 constexpr std::size_t l2 = 1 << 20;
 const Calibration fast_memory{200, 400};  // GFLOP/s per core, GB/s: compute bound
 const Calibration slow_memory{200, 1};    // memory bound everywhere
-// The 2-core Xeon of the wide tables (docs/experiments): 104 GFLOP/s per
-// core, 17 GB/s for both threads, 2 MiB of L2.
+// The 2-core Xeon of the wide tables (docs/experiments): its calibration
+// (gamma per core, beta for both threads) and 2 MiB of L2.
 const Calibration xeon{104, 17};
 constexpr std::size_t xeon_l2 = 2 << 20;
 
@@ -62,7 +62,8 @@ TEST_CASE("model: a long K over a few C tiles is cut into layers or rounds, not 
   // 128 x 96 x 7712 on 2 threads: 2 x 2 tiles, 121 K blocks. In one call a
   // tile's A and B slabs are (64 + 48) x 7712 x 4 bytes = 3.3 MiB, more than
   // L2: consecutive tiles lose their shared slab and the kernel streams both
-  // (measured 1.9x slower than the winner). The model cuts K until two
+  // (measured far slower than the winner:
+  // docs/experiments/2026-12-01-model-where-thin-xeon.md). The model cuts K until two
   // tiles' slabs fit L2.
   const AnalyticalModel model(xeon, xeon_l2);
   for (const GemmShape s :
@@ -103,7 +104,7 @@ TEST_CASE("model: the blocked entry's cold panels make fewer bytes per thread wi
   // thread reads A and B panels almost the whole grid wide over all of K.
   // Two K layers halve what each thread reads; the blocked entry's kernels
   // wait for those cold panels (kMemoryStall), and two layers were measured
-  // 25% ahead of one there. The row-major entry's copy warms the panels first:
+  // ahead of one there. The row-major entry's copy warms the panels first:
   // the roofline sees no gain in a second layer.
   const AnalyticalModel zen5(Calibration{202, 34}, l2);
   CHECK(zen5.predict({128, 96, 7712}, DType::f32, 2, Layout::blocked).knobs.k_layers == 2);
@@ -115,7 +116,7 @@ TEST_CASE("model: the blocked entry's cold panels make fewer bytes per thread wi
 TEST_CASE("model: the blocked entry keeps a round's tile slabs within a share of L2 where rounds are cheap") {
   // 64 x 4832 x 4096 bf16 on this Zen 5's calibration: one row of 76 tiles,
   // 38 per thread, their C (1.2 MiB) within L2 on every extra round; the
-  // winner there cuts K into 8 rounds ((1, 8), 42% ahead of the (1, 2) the
+  // winner there cuts K into 8 rounds ((1, 8), well ahead of the (1, 2) the
   // roofline priced alike). Capped, one tile's slabs of a round, (64 + 64) x
   // depth x 2 bytes, stay within kRoundSlabL2Fraction of L2.
   const Calibration zen5{207, 33};
@@ -180,7 +181,7 @@ TEST_CASE("model: a thin shape through a plain layout is priced on the grid that
   // one A row block: one layer wins in the tables (fp32 and bf16, Zen 5). The
   // blocked grid of the shape, one column of 39 tiles 64 x 7, re-reads its
   // panels over the long K and wanted layers. Zen 5's calibration and fit
-  // (gamma 208 GFLOP/s per core, beta 34 GB/s, l2_fraction 2.0).
+  // (gamma per core, beta, l2_fraction).
   const AnalyticalModel zen5(Calibration{208.1, 33.8}, l2, 2.0);
   const GemmShape thin{2491, 7, 4183};
   const BlockSizes runs =
@@ -223,8 +224,8 @@ TEST_CASE("model: a thin shape's plain entry waits for the operand it reads in p
   // 45 x 1243 x 13939 row-major runs one column of tiles (the loop's N is the
   // caller's M), and gemm() reads the big operand, the caller's B, in place:
   // as in the blocked entry, each first touch of a cold panel is a demand
-  // miss, so the stall counts. Zen 5's calibration (gamma 208 GFLOP/s per
-  // core, beta 34 GB/s) and its fp32 fit (L2 fraction 0.5, re-read rate 0.5,
+  // miss, so the stall counts. Zen 5's calibration (gamma per core, beta)
+  // and its fp32 fit (L2 fraction 0.5, re-read rate 0.5,
   // round slabs 0.3, room for one tile's slabs).
   const Calibration zen5{208.1, 33.8};
   const AnalyticalModel waits(zen5, l2, 0.5, 0.5, kMemoryStall, 0.3, 1.0);

@@ -80,7 +80,7 @@ TEST_CASE("tuner: confirmation times the leaders again and keeps the fastest run
   sfc::TuneOptions options = tiny_options();
   options.confirm = 3;
   // Every configuration within the margin, however the machine ran them: with
-  // one run each, a 2-thread run of this ~15 us shape whose second thread
+  // one run each, a 2-thread run of this tiny shape whose second thread
   // waited for a core (a loaded machine: one timeslice, milliseconds) is
   // hundreds of times the fastest, and a margin of 100 then left the fastest
   // alone, unconfirmed (64 measurements, not 67: 2 of 450 runs, three at a

@@ -146,7 +146,7 @@ double team_gflops(int threads, double (*loop)(long, float&), long iterations) {
 }  // namespace
 
 double fma_peak_gflops(int threads) {
-  // ~10 GFLOP a run with AVX-512, ~50 ms at 200 GFLOP/s
+  // Tens of milliseconds a run on an AVX-512 core
   if (__builtin_cpu_supports("avx512f")) return team_gflops(threads, fma_loop_avx512, 20'000'000);
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return team_gflops(threads, fma_loop_avx2, 30'000'000);
@@ -154,7 +154,7 @@ double fma_peak_gflops(int threads) {
 }
 
 double tile_peak_gflops(int threads) {
-  // ~33 GFLOP a run: 17-35 ms at the 0.95-1.9 TFLOP/s per core of a Sapphire Rapids core
+  // Tens of milliseconds a run on a Sapphire Rapids core's tile unit
   return amx_bf16_usable() ? team_gflops(threads, tile_loop, 500'000) : 0;
 }
 

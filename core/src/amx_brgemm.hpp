@@ -3,9 +3,8 @@
 //
 // Why: LIBXSMM 1.17, the version Debian ships, generates no AMX code; its
 // bf16 kernels use AVX512-BF16 dot products, which on a Sapphire Rapids core
-// reach about a tenth of what the tile unit does (a register-only loop of
-// TDPBF16PS: ~1,240 GFLOP/s per core at 2 GHz, against ~120 for AVX-512
-// FMAs), so oneDNN's bf16 GEMM ran 4-5x SFC-CA's there. This kernel computes
+// reach about a tenth of what the tile unit does, so oneDNN's bf16 GEMM ran
+// several times SFC-CA's there (docs/experiments/2026-12-01-amx-bf16-xeon.md). This kernel computes
 // exactly what the plan's LIBXSMM bf16 kernel computes, with the same
 // operands, strides and leading dimensions, so the SFC-CA loop, the packing
 // and the tuning do not change:

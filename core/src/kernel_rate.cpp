@@ -36,7 +36,7 @@ double time_kernel(const Kernel& kernel, const BlockSizes& blk, const Addressing
     b.emplace_back(b_elements * sizeof(In));
     c.emplace_back(c_elements * sizeof(Out));
   }
-  // ~0.1 s per repetition at the ~200 GFLOP/s fp32 reaches on AVX-512.
+  // About a tenth of a second per repetition on an AVX-512 core.
   const double flops_per_call = 2.0 * blk.bm * blk.bn * blk.bk * double(kBatch);
   const int calls = std::max(100, int(2e10 / flops_per_call));
   std::vector<double> best(std::size_t(threads), 0.0);

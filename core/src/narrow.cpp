@@ -76,14 +76,9 @@ simd::Body<In, Out> narrow_for(int n, std::integer_sequence<int, N...>) {
 // 24-27}, the high half the others, and C's 32 rows are permuted into that
 // order on loading and back on storing. B's pair (K = kk, kk + 1) of each
 // column is one 32-bit word broadcast. An odd K left over takes step().
-// Measured (row-major bf16, 2 threads, `sfc-tune bench --config policy`,
-// fastest of 10 cold runs, GFLOP/s, widening -> pairs, two alternating runs
-// each): 1x4096x4096 36.9 / 34.1 -> 43.6 / 50.3, 4x4096x4096 120.7 / 117.7
-// -> 155.4 / 151.0, 3x1024x1024 72.2 / 66.6 -> 100.9 / 97.3, 8x4096x4096
-// 151.1 / 170.1 -> 229.0 / 225.4, 5x2000x3000 111.7 / 118.2 -> 135.6 /
-// 138.9. Masked stores on every group instead of the last cost 20-30%
-// (3x1024x1024 72 -> 58), and the last rows on scalar code as step() does
-// (up to 31 rows, not 15) lost 5x2000x3000 (blocks of 500 rows) 112 -> 74.
+// Masked stores only on the last group of rows, and no scalar tail: both lost
+// (docs/experiments/2026-12-02-thin-policy-bf16-pairs-zen5.md; figures:
+// docs/experiments/2026-12-07-figures-from-code-comments.md#bf16-pairs-on-vdpbf16ps).
 using Bf16 = libxsmm_bfloat16;
 
 // Rows [r, r + 32) of C (`rows`: those below M, under masks if `Masked`;

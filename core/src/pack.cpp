@@ -71,11 +71,8 @@ void copy_scaled(const T* src, std::int64_t count, T* dst, T scale) {
 
 // VNNI pairs of two columns of K: out[2 i] = x0[i], out[2 i + 1] = x1[i] for
 // i < rows. The portable build's compiler interleaves 8 elements per step at
-// best (SSE2), which left bf16's packing at about 10 GB/s; with AVX512-BW
-// two permutes interleave 32 at a time. Measured on bf16 row-major calls,
-// whose B is copied so (2 threads, mean of 2000 runs, us, the binaries one
-// after the other, twice): 256x256x256 74.6, 74.0 -> 69.0, 70.0; 256x512x256
-// 129.7, 152.9 -> 120.3, 135.7; 512x512x512 424.7, 504.1 -> 398.1, 444.6.
+// best (SSE2); with AVX512-BW two permutes interleave 32 at a time
+// (docs/experiments/2026-12-07-figures-from-code-comments.md#vnni-packing-32-at-a-time).
 using Pairs = void (*)(const std::uint16_t* x0, const std::uint16_t* x1, int rows, std::uint16_t* out);
 
 [[gnu::always_inline]] inline void pairs_tail(const std::uint16_t* x0, const std::uint16_t* x1, int from,

@@ -92,10 +92,8 @@ bool dispatch_by_block(TileKernels<Kernel>& k,
 // Builds the kernels of `map` for the plan's dtype; false if there are none.
 // A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
 // it on one lane; of 2 in fp32 and fp64, its two-row form, where LIBXSMM ran
-// slower than on 3 rows (fp32, 2 threads, GFLOP/s, LIBXSMM -> two rows; oneDNN
-// 32-35): row-major 4096x2x4096 9.1 -> 49.6 (4096x3x4096 on LIBXSMM 51-53),
-// 8192x2x8192 9.3 -> 53.9, column-major 2x4096x4096 9.2 -> 48.6, blocked
-// 28.6 -> 41.2; fp64 row-major 4096x2x4096 16.1 -> 21.8. `narrow`: the map
+// slower than on 3 rows
+// (docs/experiments/2026-12-07-figures-from-code-comments.md#two-row-tiles). `narrow`: the map
 // reads a plain A in place, one column of tiles no wider than
 // narrow_columns(), and takes the narrow kernel.
 // `by_block`: LIBXSMM's plain kernels, one K block per call (fp32 and fp64;
@@ -394,25 +392,18 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   // plan's problem is the transpose): A is m x k, B k x n, C m x n. A is what
   // the kernel re-reads (once per group of C columns), so it stays packed: a
   // block's columns in a plain matrix lie a leading dimension apart, and at a
-  // power of two they share a few cache sets (A in place as well lost up to
-  // 0.6x on 1024/2048-wide operands). B is streamed by broadcasts, a few
-  // columns at a time, and C is touched once per round, so both are fine in
-  // place. Measured (row-major fp32, 2 threads, small grid, best of 3 x 10
-  // runs): B and C in place ran 0.95-1.53x packing A and B (median 1.06;
-  // 256x256x2048: 1.23x); C in place saved the unpacking pass (2048x2048x256:
-  // 346 -> 389 GFLOP/s).
+  // power of two they share a few cache sets. B is streamed by broadcasts, a
+  // few columns at a time, and C is touched once per round, so both are fine
+  // in place.
   // A ragged M or N need not copy C: the last row (column) of tiles runs
   // kernels of the rows (columns) left, on the zero-padded packed A (B). It
-  // pays with one round (row-major, 2 threads, min of 10-14 alternating runs
-  // against copying C: 2000x1500x300 (1,1) 0.85x the time, 1000^3 (1,1)
-  // 1.00x, 777x1555x999 (2,1) 0.96x), not with several: each round reads
-  // and writes the thread's C tiles again, and columns that start off a cache
-  // line (a ragged M is rarely a multiple of 16) cost more to re-read than a
-  // contiguous block (777x1555x999 (2,6) 1.18-1.31x, 1009x97x2003 (3,8)
-  // 1.01-1.18x). One column of tiles is the exception (c_in_place_over_rounds):
-  // its C, at most a block wide, is small beside the A that copying would
-  // stream through memory twice more (row-major 4x6619x9439, min of 10 runs:
-  // (1,2) 15.5 -> 5.2 ms, (2,4) 13.0 -> 4.4; (1,1) 5.2).
+  // pays with one round, not with several: each round reads and writes the
+  // thread's C tiles again, and columns that start off a cache line cost more
+  // to re-read than a contiguous block. One column of tiles is the exception
+  // (c_in_place_over_rounds): its C, at most a block wide, is small beside the
+  // A that copying would stream through memory twice more
+  // (docs/experiments/2026-12-01-ragged-in-place-xeon.md; figures:
+  // docs/experiments/2026-12-07-figures-from-code-comments.md#plain-matrices-in-place).
   const GemmShape& s = p.shape;
   if (p.plain && (c_in_place_over_rounds(s, p.blocks) || p.rounds == 1)) {
     Addressing c_in_place = p.blocked_map.at;
@@ -633,12 +624,10 @@ void GemmPlan::gemm(Layout layout, Transpose trans_a, Transpose trans_b, double 
   const double alpha_a = in_place && !p.transposed ? alpha : 1,
                alpha_b = in_place && p.transposed ? alpha : 1;
   // Packing runs in the loop's own thread team, so packing A and B costs no
-  // fork and join of its own (each costs ~3.4 us on this 2-core machine, 3.5%
-  // of a 256^3 GEMM); unpacking a copied C is a second team. Packing each
-  // block on first use inside the loop instead (the first thread to need a
-  // block packs it, the others wait on its flag; no barrier) was no faster:
-  // row-major fp32 (1,1), mean of 3 alternating processes, 256^3 level,
-  // 512^3 1.67 -> 1.81 ms, 1024^3 12.1 -> 13.2, 2048x2048x256 16.3 -> 15.4.
+  // fork and join of its own; unpacking a copied C is a second team. Packing
+  // each block on first use inside the loop instead (the first thread to need
+  // a block packs it, the others wait on its flag; no barrier) was no faster
+  // (docs/experiments/2026-12-07-figures-from-code-comments.md#packing-in-the-loops-team).
   // An operand the plan packs panel by panel inside the loop (Impl::panels_a:
   // the loop's A is the caller's A, or B in a transposed plan) is not packed
   // up front.

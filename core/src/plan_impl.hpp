@@ -179,17 +179,11 @@ struct GemmPlan::Impl {
   // How many do (team.hpp): a thread joins a call only for its share of
   // the work, and the loop's team has no more threads than tasks (tiles x
   // layers), since a thread without a task would only wait at the barriers.
-  // Opening a team of two costs ~3 us on the 2-core Zen 5 guest, what one
-  // core computes in ~0.5 MFLOP at ~200 GFLOP/s: `team` takes a thread per
-  // kFlopsPerThread; a call that packs operands or copies C in teams of its
-  // own (`packing_team`, which also runs such a loop) passes a second
-  // barrier, and takes one per twice that. Measured (`sfc-tune gemm M N K
-  // --layout L --threads T --reps 300`, min of the cold runs): before ->
-  // after, blocked 16^3 2.4 -> 0.1 us, 32^3 4.1 -> 0.5, 64^3 6.8 -> 2.9,
-  // 64x64x128 12.0 -> 8.2; row-major 16^3 5.3 -> 0.2, 32^3 6.4 -> 0.8,
-  // 64^3 7.5 -> 3.2; one thread against two, row-major 96^3 11.2-11.8
-  // against 13.4-14.1 us (1.8 MFLOP), 128^3 24.9 against 22.0; blocked
-  // 96^3 12.8 against 11.6, 128x128x64 (2.1 MFLOP) 13.2 against 9.3.
+  // Opening a team costs about what one core computes in kFlopsPerThread:
+  // `team` takes a thread per kFlopsPerThread; a call that packs operands or
+  // copies C in teams of its own (`packing_team`, which also runs such a loop)
+  // passes a second barrier, and takes one per twice that
+  // (docs/experiments/2026-12-04-thread-team-zen5.md).
   static constexpr double kFlopsPerThread = 5e5;
   int team;
   int packing_team;
@@ -209,46 +203,28 @@ struct GemmPlan::Impl {
   // or A and B are packed and C written in place (c_in_place_map). The tiles at the edges of a ragged M or N
   // run kernels of their own size on the padded packed blocks (one round only: see the constructor). gemm()
   // packs all three otherwise. A B stored transposed is packed: LIBXSMM's TRANS_B kernels read it in place at
-  // full speed only for some leading dimensions (64^3 batches, fp32: 130 GFLOP/s at ld 1152; 40-70 at ld 512,
-  // 1024, 1536, 2048, 4096, whose rows share a few cache sets; 138 untransposed).
+  // full speed only for some leading dimensions, those whose rows do not share a few cache sets
+  // (docs/experiments/2026-12-07-figures-from-code-comments.md#transposed-b).
   OperandMap b_in_place_map;
   OperandMap c_in_place_map;
   // With one column of tiles (nb = 1) every A block is read by one task,
   // once: there is no reuse for packing to protect, so a tight A is read in
   // place as well and nothing is copied (alpha = 1; bf16 only up to
   // narrow_columns(), on the narrow kernel: LIBXSMM's bf16 kernels need A in
-  // VNNI pairs). Measured against packing A panel by panel (fp32 row-major,
-  // 2 threads, median of 5 interleaved runs of 10, GFLOP/s): 1x4096x4096
-  // 11.1 -> 20.4, 2x4096x4096 17.2 -> 37.5, 8x4096x4096 65.4 -> 118.5,
-  // 16x4096x4096 93.1 -> 171.2, 32x2048x2048 124.2 -> 176.0, 64x8192x1024
-  // 174.5 -> 207.5; bf16 1x4096x4096 9.9 -> 18.2, 8x4096x4096 71.6 -> 85.8.
-  // fp32 and fp64 tiles of kByBlockRows rows or more (tall tiles: a wide
-  // caller's N) run LIBXSMM's plain kernels there, one K block per call
+  // VNNI pairs). fp32 and fp64 tiles of kByBlockRows rows or more (tall tiles:
+  // a wide caller's N) run LIBXSMM's plain kernels there, one K block per call
   // (BlockByBlock), not its batch-reduce kernel: read in place, each K block
-  // of A is bk columns a leading dimension apart, and on tall tiles the
-  // batch-reduce kernel ran them at 0.75-0.9x the plain one, which re-reads
-  // and re-writes the tile of C per block (the batch kernel keeps it in
-  // registers). On tiles of 256 rows or fewer the plain kernels lost
-  // (0.82-0.97x; 64x160x4064 row-major 0.67x), so those keep the batch.
-  // Measured (row-major, 2 threads, mean of 20 cold runs, GFLOP/s, batch ->
-  // by block, the binaries one after the other): M x N x K for M in {8, 32,
-  // 64}, K in {1024, 4096}: N = 2048 (tiles of 512 rows) 0.93-1.11x, N = 4096
-  // and 8192 (1024 rows) 1.03-1.57x, N <= 1024 0.82-1.08x; in `bench` beside
-  // oneDNN (fastest of cold runs) 61x4093x4091 198-208 -> 239-277,
-  // 32x2048x2048 187-235 -> 241-264, column-major 4093x61x4091 217 -> 302,
-  // 2048x32x2048 195 -> 273, 8192x64x1024 221 -> 279; fp64 level
-  // (64x4096x4096 102-104 -> 100-105). A prototype outside the engine
-  // (4096x64x4096) put A packed contiguous beforehand (not timed) ahead of
-  // both, and software prefetches of the next blocks, issued before each
-  // call, behind both.
+  // of A is bk columns a leading dimension apart, which the batch-reduce
+  // kernel ran slower on tall tiles; shorter tiles keep the batch, which holds
+  // C in registers (docs/experiments/2026-12-02-stall-by-block-zen5.md;
+  // figures: docs/experiments/2026-12-07-figures-from-code-comments.md#one-column-read-in-place).
   static constexpr int kByBlockRows = 512;
   OperandMap all_in_place_map;
   // LIBXSMM's transpose kernels for whole blocks packed from a matrix stored
   // the other way round (the loop's A stored row-major: bk x bm in, bm x bk
   // out; its B: bn x bk in, bk x bn out); null for bf16 or where LIBXSMM has
-  // none, and then packing transposes element by element. Measured (fp32,
-  // 64 x 64 blocks of a 2048^2 matrix): 6.3 GB/s against 4.3 element-wise
-  // and 6.6 for a plain copy.
+  // none, and then packing transposes element by element (LIBXSMM's run near
+  // a plain copy's speed: docs/experiments/2026-12-07-figures-from-code-comments.md#transpose-kernels).
   libxsmm_xtransfunction transpose_a = nullptr, transpose_b = nullptr;
 
   AlignedBuffer scratch;  // C copies of layers 1..layers-1
@@ -263,8 +239,7 @@ struct GemmPlan::Impl {
   // alpha; bf16 with an odd last K block), packing all of A before the loop
   // would write it to memory and read it back: gemm() instead packs each task's A panel (the blocks of its K
   // slice) into the thread's own buffer just before the kernel reads it from
-  // cache. Measured (fp32, 2 threads, a 64-row panel of K = 4096): C = A B
-  // with n = 1 14.3 -> 7.5 ms, n = 8 14.5 -> 9.0, n = 32 3.4 -> 2.9.
+  // cache (docs/experiments/2026-12-07-figures-from-code-comments.md#a-panels-packed-in-the-loop).
   // The same holds for B with a single row of tiles (mb = 1), where B is
   // packed at all (a transposed or padded B; bf16 with an odd last K block).
   // A long slice is packed and multiplied panel_blocks K blocks at a time
@@ -280,11 +255,8 @@ struct GemmPlan::Impl {
   // blocks one after the other: the kernel broadcasts from a few columns of B
   // at a time through every K block of its batch, and with blocks each column
   // was a 256-byte run 16 KiB from the next, which the hardware prefetchers
-  // do not follow into a cold B. Measured (blocked, fp32, 2 threads, `sfc-tune
-  // gemm M N K --layout blocked --threads 2 --reps 60 --k-layers KL --kbf F`,
-  // min, two alternated rounds, blocks -> panels): 256^3 (1,1) 94-101 -> 84-87
-  // us, 256x256x2048 (1,1) 762-781 -> 640-652 us, (2,5) 692-719 -> 646-662,
-  // 2048^3 (2,1) 41.6-46.1 -> 40.0-40.9 ms; 256^3 (1,4) and 1024^3 level.
+  // do not follow into a cold B
+  // (docs/experiments/2026-12-05-b-in-column-panels-zen5.md).
   // The plain entries read a tight B in place, which is the same layout.
   // B packed a panel of K blocks at a time inside the loop (panels_b) keeps
   // blocks (ld bk): the per-thread panel holds a few K blocks, not all.
@@ -297,44 +269,21 @@ struct GemmPlan::Impl {
   // panel into its own buffer (panels_a) and multiplies it into the row's nb
   // tiles while it is in L2 (the curve then runs row by row). Only for an A
   // of kRowTaskMinBytes or more: smaller ones stay in cache when packed up
-  // front. Not on AMX tiles (not measured there). Measured (Zen 5, 2 threads,
-  // `sfc-tune bench --shapes F --layout L --vs onednn --config policy`, up
-  // front and row tasks alternated twice, WHM over oneDNN's): fp32 row-major
-  // M 104-128 by N x K of 1024-8192 (24 shapes) 0.908 / 0.826 -> 0.954 /
-  // 0.962 (128x4096x4096 272-292 -> 324-347 GFLOP/s), M 256-512 by N x K of
-  // 512-16384 (6) 1.025 / 1.021 -> 1.059 / 1.066, column-major (the same 18
-  // swapped) 0.908 / 1.025 -> 1.024 / 1.061; bf16 row-major (18) 0.971 /
-  // 0.981 -> 0.992 / 0.969 (level on 64-row tiles; bf16 takes 128: blocking.cpp); fp64 64x4096x4096 108 ->
-  // 135-137. The small grid's row-major M 256-512 (32 shapes) level (1.065 / 1.062 -> 1.068 / 1.072), with an
-  // A of 1-2 MiB 2-8% behind and 1024 x 1024 ones (4 MiB) 2-3%, hence the floor; nb of 9-16 level (0.997
-  // / 1.000 -> 0.990 / 0.994).
+  // front. Not on AMX tiles (not measured there)
+  // (docs/experiments/2026-12-05-row-tasks-zen5.md).
   static constexpr std::int64_t kRowTaskColumns = 8;
   static constexpr std::size_t kRowTaskMinBytes = std::size_t(8) << 20;  // the floor (above)
   // And only where every thread gets this many rows (layers count: each is a
   // task of its own): fewer tasks than tiles must not leave threads idle or
-  // share the work out unevenly (512x512x16384 row-major, 8 rows: above).
+  // share the work out unevenly (512x512x16384 row-major, 8 rows).
   static constexpr std::int64_t kRowTasksPerThread = 4;
   // Fewer rows than that, but the same number for every thread, take row
   // tasks too, whatever A's size (fp32 and fp64): packed up front, each
   // thread's stretch of the curve spans every row, so each reads the rows
   // the others packed, through the L3; as row tasks each packs its own rows,
-  // a panel at a time, and reads them from its L2. Measured on 2 threads only
-  // (Zen 5, the small grid's 2 and 4 rows of 128: N of 256 and 512, M of
-  // 256-512): `sfc-tune gemm M N K --layout L --threads 2 --reps 300`, mean,
-  // median of 3-4 alternations, row-major 256x256x512 216.7 -> 208.8 us,
-  // 256x256x2048 806 -> 792 and 777 -> 752, 512x256x256 204 -> 193 and 212
-  // -> 214, 256x512x256 and 512x512x512 level; column-major 256x256x2048 772
-  // -> 739, 256x256x512 203 -> 196, 512x256x512 382 -> 374; fp64 level
-  // (256x256x2048 1653 -> 1614, three more within 1.4%). Side by side with
-  // oneDNN (`sfc-tune bench --layout L --vs onednn --config policy`, up front
-  // and row tasks alternated twice): in the row-major small grid those 16
-  // shapes' ratio +1.1% where the unchanged ones moved -0.2% and -0.8%; the
-  // 16 alone, row-major WHM 1.012 / 0.976 -> 0.979 / 0.970 (SFC-CA's rate
-  // moving as oneDNN's, -2.6 / +1.0% against -2.4 / +0.8%: level),
-  // column-major (M and N swapped) 0.963 / 0.963 -> 0.991 / 1.004. Smaller A
-  // in more rows (no floor at all) were level to behind in the same runs (N =
-  // 2048: -3%). Not bf16: there row tasks take taller tiles (blocking.cpp),
-  // and below the floor ran 2-39% slower on the mean (512x256x256 122 -> 171 us).
+  // a panel at a time, and reads them from its L2. Measured on 2 threads only;
+  // not bf16, where row tasks take taller tiles (blocking.cpp) and lost below
+  // the floor (docs/experiments/2026-12-06-few-rows-zen5.md).
   // Whether row tasks pay for `columns` columns of tiles, `rows` tasks
   // (rows of tiles times layers) on `threads`, over an A of `a_bytes` in
   // `dtype`: the plan's test, and the block rule's before it has its blocks
@@ -353,21 +302,13 @@ struct GemmPlan::Impl {
   // layer, one round, one batch), and C is too large to stay in cache for the
   // caller anyway (kStreamBytes: a judgement -- past the L2 of most cores --
   // not a measurement; a C in cache would be read back from there). The
-  // stores then skip reading every line of C before writing it. Measured
-  // (fp32, 2 threads, median of 5 interleaved runs of 10, GFLOP/s, without ->
-  // with): 4096x4096x16 row-major 230.7 -> 293.7 (bf16 320.1 -> 457.8),
-  // blocked 236.5 -> 289.1; 2048x2048x32 column-major 288.4 -> 311.8;
-  // 2048^3 row-major level (366.6, 367.6). A blocked C only where K is
-  // short (kStreamBlockedMaxK): its tiles are contiguous, the prefetchers
-  // fetch them for ownership ahead of the stores, and from a K of about 96
-  // the non-temporal stores cost more than those reads. Measured (Zen 5, 2
-  // threads, `sfc-tune gemm M N K --layout L --dtype D --threads 2 --reps
-  // 30`, the time of 5 alternations' mean, streaming -> not): blocked fp32
-  // 2048^2 x 32 / 64 +10 / +7%, x 96 level, 4096x1024x96 -11%, K 128 and
-  // 256 -1% to -8% (x 192 +4%), K 512-1024 level; bf16 2048^2 x 32 / 64 +26
-  // / +2%, x 96 -16%, K 128 -9% to -17%, K 192-256 -2% to -11%; row- and
-  // column-major (C's columns a leading dimension apart) -5% to +7% from K
-  // = 80 on (bf16 2048^2 x 64 +12%), so they keep streaming.
+  // stores then skip reading every line of C before writing it. A blocked C
+  // streams only where K is short (kStreamBlockedMaxK): its tiles are
+  // contiguous, the prefetchers fetch them for ownership ahead of the stores,
+  // and beyond a short K the non-temporal stores cost more than those reads; a
+  // plain C (columns a leading dimension apart) streams at any K
+  // (docs/experiments/2026-12-06-blocked-c-streaming-zen5.md; figures:
+  // docs/experiments/2026-12-07-figures-from-code-comments.md#streaming-c).
   static constexpr std::size_t kStreamBytes = std::size_t(4) << 20;
   static constexpr std::int64_t kStreamBlockedMaxK = 64;
   // stream_c: the C of the plan's own layout (what streams_c() reports);

@@ -4,8 +4,8 @@
 // all column-major, A_i at a + i * stride_a, B_i at b + i * stride_b.
 //
 // - Single row (m = 1): LIBXSMM vectorises along M, so a one-row tile runs on
-//   one lane of sixteen (fp32: 6-8 GFLOP/s on 2 Zen 5 cores, where the
-//   operands stream from memory at 35-40 GB/s). Such tiles arise where the
+//   one lane of sixteen, far below what streaming the operands allows
+//   (docs/experiments/2026-12-02-thin-kernels-zen5.md). Such tiles arise where the
 //   loop's M is 1: a row-major call with N = 1 (run as its transpose), or a
 //   column-major or blocked one with M = 1. A is then one contiguous run of K
 //   (bm = 1: neither a padded block nor bf16's VNNI pairs interleave anything)
@@ -22,10 +22,9 @@
 //   LIBXSMM's kernels; bf16's need A in VNNI pairs, so bf16 takes this kernel,
 //   which walks A four whole columns at a time, widening bf16 to fp32, adding
 //   them into the tile of C (bm x n accumulators: 32 KiB at bm 1024, n 8).
-//   bf16 row-major, packed panels -> this kernel in place: 1x4096x4096 9.9 ->
-//   18.2 GFLOP/s, 8x4096x4096 71.6 -> 85.8. (On fp32 it lost to LIBXSMM in
-//   place from 2 columns on: 2x4096x4096 28.1 against 37.5.) On
-//   AVX512-BF16 bf16 multiplies pairs of K with VDPBF16PS instead (narrow.cpp).
+//   It beat packed panels for bf16 and lost to LIBXSMM in place on fp32 from
+//   two columns on (docs/experiments/2026-12-07-figures-from-code-comments.md#narrow-kernel-widening-bf16).
+//   On AVX512-BF16 bf16 multiplies pairs of K with VDPBF16PS instead (narrow.cpp).
 //
 // Both are written once on GCC/Clang vector extensions and compiled for
 // AVX-512, AVX2 + FMA and the x86-64 baseline; the plan takes the widest the
@@ -46,12 +45,8 @@ namespace sfc {
 
 inline constexpr int kNarrowColumns = 8;
 // The widest tile the narrow kernel runs for bf16 on AVX512-BF16 (pairs of
-// K, narrow.cpp): there it beats packing A for LIBXSMM up to 12 columns
-// (row-major bf16, 2 threads, GFLOP/s, packed -> narrow, two runs:
-// 9x2048x2048 112.9 / 112.0 -> 193.9 / 193.4, 12x4096x4096 132.9 / 131.5 ->
-// 223.5 / 227.1), not at 16 (16x4096x4096 160.9 / 153.8 -> 187.3 / 190.3, but
-// 16x1024x1024 192.0 / 185.6 -> 168.9 / 172.8, 16x2000x3000 185.3 / 184.3 ->
-// 148.8 / 154.4).
+// K, narrow.cpp): there it beats packing A for LIBXSMM up to 12 columns, not
+// at 16 (docs/experiments/2026-12-07-figures-from-code-comments.md#narrow-bf16-pair-columns).
 inline constexpr int kNarrowPairColumns = 12;
 // The widest tile the narrow kernel takes for `In` on this CPU.
 template <class In>

@@ -103,13 +103,10 @@ template <class In, class Out>
 // two chains of the instruction's latency in flight; a block's last, partial
 // vector is read under a mask (zeros add nothing). The instruction treats
 // denormal inputs as zero and rounds differently from the widening body, so
-// sums differ from it in the last bits. Measured (row-major bf16, 2 threads,
-// `sfc-tune bench --config policy`, fastest of 10 cold runs, GFLOP/s, two
-// alternating runs; oneDNN in the same runs 59-67): widening body ->
-// this one, 4096x1x4096 35.0 / 30.9 -> 57.5 / 55.8, 8192x1x8192 37.1 / 37.8
-// -> 56.1 / 54.1, 2048x1x8192 39.5 / 38.4 -> 57.6 / 56.5 (one accumulator
-// per column, masked loads throughout: 33-35, no gain; one column at a time
-// with two: 46-56).
+// sums differ from it in the last bits. One accumulator per column, or one
+// column at a time, ran slower
+// (docs/experiments/2026-12-02-thin-policy-bf16-pairs-zen5.md; figures:
+// docs/experiments/2026-12-07-figures-from-code-comments.md#single-row-on-vdpbf16ps).
 using Bf16 = libxsmm_bfloat16;
 
 template <int kCols>

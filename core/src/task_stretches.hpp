@@ -14,17 +14,8 @@
 // done (a byte per task counts them; a thread waits only where a thief is
 // still finishing one) and an owner opens its stretch for a round only after
 // taking its last task of the round before.
-//
-// Measured on the 2-core Zen 5 guest (2 threads, row-major fp32,
-// `sfc-tune gemm M N K --layout row --threads 2 --reps 30-40 [--kbf F]`, mean,
-// alternated twice). With a neighbour taking a quarter of the second core
-// (busy 1 ms in every 4), (1,1): static -> shared, 1024^3 6.46, 6.41 -> 5.70,
-// 5.73 ms, 2048x2048x512 12.35, 12.13 -> 10.95, 11.09, 4096x1024x1024 23.93,
-// 23.66 -> 22.06, 21.12. Several rounds: static -> only the last round
-// shared -> every round, 512x512x16384 (1,8) 26.9, 26.1 -> 24.6, 24.7 ->
-// 23.8, 23.8; with the neighbour taking the whole core, 1024^3 (1,4) 15.8 ->
-// 14.3 -> 9.3 ms, 512x512x16384 (1,8) 45.1 -> 43.8 -> 35.6. On the quiet
-// machine all three level (within 1.5-3%, either way).
+// Measured with a neighbour busy on one core, and level on a quiet machine:
+// docs/experiments/2026-12-06-shared-tasks-zen5.md.
 #pragma once
 #include <immintrin.h>  // _mm_pause
 

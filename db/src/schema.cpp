@@ -159,10 +159,10 @@ JOIN shapes AS s ON s.id = w.shape_id;
     // (execute() on the native layout) or 'row'/'col' (gemm() on plain
     // matrices, packing included). The entries cost differently -- row-major
     // C written in place makes extra copies of C and short K rounds dearer --
-    // so each layout has its own winners (row-major 256x256x512: the blocked
-    // winner (2,4) ran 0.77x oneDNN, the row winner (1,1) 0.96x). Every earlier
-    // row was measured blocked. The tables are rebuilt because the layout joins
-    // their identity (UNIQUE, PRIMARY KEY), which ALTER TABLE cannot change.
+    // so each layout has its own winners
+    // (docs/experiments/2026-12-07-figures-from-code-comments.md#schema-3-one-winner-per-layout).
+    // Every earlier row was measured blocked. The tables are rebuilt because
+    // the layout joins their identity (UNIQUE, PRIMARY KEY), which ALTER TABLE cannot change.
     {R"sql(
 DROP VIEW winners;
 DROP VIEW config_times;

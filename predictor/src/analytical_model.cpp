@@ -34,14 +34,11 @@ bool thin_for_rounds(const GemmShape& shape) { return std::min(shape.m, shape.n)
 // row-major call is the transpose, and plain operands take tall tiles or thin
 // columns (core/src/blocking.cpp), so that 2491x7x4183 row-major runs one row
 // of 312 tiles 7 x 8, not one column of 39 tiles 64 x 7. Priced on the grid
-// that runs, the model's regret on the thin row-major shapes with a small N
-// fell from 11.3% to 2.9% (fp32) and 10.2% to 3.7% (bf16), where a single
-// layer wins and the blocked grid's patches had it re-reading panels that
-// one row of tiles shares; on those with a small M it rose from 8.6% to 12.0%
-// (fp32; bf16 10.2% to 10.3%): layers win there over a long K for a reason
-// the roofline does not price (docs/predictor.md, "Thin shapes: the grid
-// that runs"). Elsewhere the blocked grid of the shape measured better (the
-// layout's grid for every shape: fp32 row-major 2.6% -> 3.0%).
+// of 312 tiles 7 x 8, not one column of 39 tiles 64 x 7. Priced on the grid
+// that runs, the model chose better where a single layer wins (a small N),
+// worse where layers win over a long K (a small M) for a reason the roofline
+// does not price; elsewhere the blocked grid of the shape measured better
+// (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#thin-shapes-the-grid-that-runs-measured-2026-12-04-the-shipped-tables).
 Grid priced_grid(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   if (!thin_for_rounds(shape)) return grid_of(shape, dtype, threads);
   const GemmShape loop = loop_shape(shape, layout);
@@ -53,12 +50,9 @@ Grid priced_grid(const GemmShape& shape, DType dtype, int threads, Layout layout
 // blocked entry always; a plain entry where the grid that runs has a single
 // column or row of tiles (a thin shape), whose big operand no tile shares, so
 // that gemm() reads it in place or packs it panel by panel just before the
-// kernel. Most thin shapes are memory bound, where the stall does not show,
-// and no answer of a shipped table's fit moved; the fits did: Zen 5 fp32
-// row-major in-box hold-outs (`evaluate --holdout 0.3`, seeds 1-6) chose the
-// whole table's room for a shared slab in all six (four before), model regret
-// 2.90 -> 2.31%, on the shapes with M < 64 11.8 -> 7.9%; seeds 7-16 3.52 ->
-// 3.46% (docs/predictor.md, "Thin shapes read in place").
+// kernel. Most thin shapes are memory bound, where the stall does not show;
+// the fits chose better with it
+// (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#thin-shapes-read-in-place-measured-2026-12-04-the-shipped-tables).
 bool reads_in_place(const GemmShape& shape, const Grid& g, Layout layout) {
   return layout == Layout::blocked || (thin_for_rounds(shape) && (g.mb == 1 || g.nb == 1));
 }
@@ -115,14 +109,12 @@ double flops_per_second(const Calibration& c, DType dtype) {
 
 // Whether gemm() on plain operands copies A, B and C as soon as there is more
 // than one round: where the blocks of its layout (the loop transposed for a
-// row-major call) leave a ragged M or N, C is written in place with one round
-// only (core/src/plan.cpp), and the copies cost more than rounds save. In the
-// tuned fp32 tables (two machines) one round won 37-38 of the 40 such
-// row-major shapes, and a second round took 1.5-3.5x the time on one column
-// of tiles (4x6619x9439: 7.3 ms at (1, 1), 22.6-25.3 ms at (1, 2..8)), which
-// has since kept C in place over rounds (c_in_place_over_rounds). Not bf16:
-// its loop A is packed into VNNI pairs whatever the rounds, and one round won
-// only 27-28 of 40 there.
+// only (core/src/plan.cpp), and the copies cost more than rounds save: in the
+// tuned fp32 tables one round won nearly all such row-major shapes, and one
+// column of tiles has since kept C in place over rounds
+// (c_in_place_over_rounds). Not bf16: its loop A is packed into VNNI pairs
+// whatever the rounds
+// (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#rounds-that-make-gemm-copy-measured-2026-12-04-the-shipped-tables).
 bool copies_for_rounds(const GemmShape& shape, DType dtype, int threads, Layout layout) {
   if (layout == Layout::blocked || dtype == DType::bf16) return false;
   const GemmShape loop = loop_shape(shape, layout);

@@ -159,8 +159,9 @@ ConfigPredictor::ShapeGroup::Policy ConfigPredictor::ShapeGroup::choose_policy(
   // Leave-one-out only tests neighbours as far apart as the tuned shapes
   // are: a reach beyond the farthest such distance (rounded up to the next
   // candidate) would trust neighbours where nothing was measured. Past it the
-  // tier below answers (the model extrapolates by construction; a neighbour
-  // 2.8-4 octaves away cost 10% on large shapes tuned on the small grid).
+  // tier below answers (the model extrapolates by construction; a far
+  // neighbour cost large shapes tuned on the small grid:
+  // docs/experiments/2026-12-07-figures-from-code-comments.md#nearest-tiers-reach).
   double tested = 0;
   for (std::size_t i : members) tested = std::max(tested, loo.distance[i]);
   const double cap = *std::find_if(candidate_distances.begin(), candidate_distances.end(),

@@ -24,7 +24,7 @@ inline Point log2_point(const GemmShape& s) {
 }
 
 // A neighbour at distance 0 would otherwise outweigh the rest infinitely;
-// 1/8 (a factor of 2^(1/8) ~ 9% in one size) keeps near ones dominant.
+// 1/8 (a factor of 2^(1/8) in one size) keeps near ones dominant.
 constexpr double vote_distance_floor = 0.125;
 constexpr int max_vote_neighbours = 32;
 
@@ -128,9 +128,9 @@ struct ConfigPredictor::ShapeGroup {
   // it: its time over the winner's, less 1, counted at most 1 (twice as
   // slow), which is also what a configuration never measured counts. The cap
   // is for pruned tables: a pruned configuration keeps one screening run, and
-  // one run in ten thousand reads many times too slow (a 1.1 ms shape
-  // screened once at 20 ms on the Zen 5's wide set); uncapped, that one run
-  // outweighed the other shapes together and chose the policy's reach.
+  // a rare run reads many times too slow; uncapped, that one run outweighed
+  // the other shapes together and chose the policy's reach
+  // (docs/experiments/2026-12-02-screen-retune-zen5.md).
   double regret(std::size_t i, Knobs knobs) const {
     const float t = throughput[i][knobs.index()];
     return t > 0 ? std::min(1.0 / t - 1.0, 1.0) : 1.0;

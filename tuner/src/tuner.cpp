@@ -15,16 +15,12 @@ namespace {
 // The screening of a pruned search: one warm-up, then two timed runs, more
 // (up to kScreenReps) while they took less than kScreenSeconds; a
 // configuration's screen is the fastest. One run was too few: a run that a
-// timer tick or another process lands on reads 1.5-4x slow on a short shape
-// (on the 2-core Zen 5, (1,1) of 160x160x128 screened at 76 us against 38 us
-// a run later, 128x2848x640 row-major at 6.1 ms against 1.4 ms), and a screen
-// that far off prunes the winner for good: in the shipped Zen 5 tables 7-27
-// winners per entry had been pruned so. Two runs at least, because the slow
-// one can spend the budget alone; and the slow spells of that machine come
-// every few hundred milliseconds and last tens (a 3.6 ms shape's runs read
-// 6-10 ms for five configurations in a row), so two runs of a short shape,
-// one round apart, still both fell in one now and then (256x1504x1632
-// row-major: (1,1) at 7.5 ms twice, 3.4 ms alone): hence up to five.
+// timer tick or another process lands on reads several times slow on a short
+// shape, and a screen that far off prunes the winner for good. Two runs at
+// least, because the slow one can spend the budget alone; up to five, because
+// a machine's slow spells can cover two runs one round apart
+// (docs/experiments/2026-12-02-screen-retune-zen5.md; figures:
+// docs/experiments/2026-12-07-figures-from-code-comments.md#screening-runs).
 constexpr int kScreenWarmup = 1, kScreenMinReps = 2, kScreenReps = 5;
 constexpr double kScreenSeconds = 0.02;
 

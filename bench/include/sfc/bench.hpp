@@ -37,7 +37,7 @@ struct BenchOptions {
   // Each pass runs at least this many seconds per implementation: a shape's
   // reps grow to min_seconds over the roofline's time for it (the fastest any
   // implementation can be), the same count for every implementation, at most
-  // kMaxBenchReps. The minimum of a 0.1 ms shape's 10 runs moves by ~10%
+  // kMaxBenchReps. The minimum of a sub-millisecond shape's few runs moves
   // between grid runs on a noisy machine; more runs pin it down. 0: reps only.
   double min_seconds = 0;
   // The time of a shape and implementation: its fastest cold run (as the

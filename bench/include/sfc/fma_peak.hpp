@@ -8,7 +8,7 @@
 
 namespace sfc {
 
-// GFLOP/s of all `threads` together: the best of five ~50 ms runs of the
+// GFLOP/s of all `threads` together: the best of five short runs of the
 // whole team by the wall clock, so more threads than cores measure the cores.
 // AVX-512 where the CPU has it, else AVX2 + FMA; 0 when the CPU has neither
 // (the report then leaves it out).

@@ -60,33 +60,26 @@ inline constexpr double kMemoryStall = 0.5;
 // no C traffic from memory): deeper rounds are not chosen there, unless no
 // more rounds fit the layer's K blocks. The roofline prices a deep round whose
 // slabs fit L2 like a shallow one, yet the tuned tables of two machines run it
-// slower: the time at each k_block_factor over the best one of the winner's
-// K_layers, binned by the slabs' share of L2, rises from about 2% at
-// 0.09-0.25 to 6-7% at 0.35 and 12-26% at 0.5-0.7 (Zen 5 bf16, Xeon fp32 and
-// AMX bf16; Zen 5 fp32 only from 1.4, where the fit may drop the cap). Chosen
-// on range hold-outs (docs/predictor.md). The row- and column-major entries,
-// which copy their operands first, run deeper rounds better (their excess
-// rises from 0.5-1.4 x L2), and a cap there moved nothing beyond the tuned box.
+// slower, the more the deeper; chosen on range hold-outs. The row- and
+// column-major entries, which copy their operands first, run deeper rounds
+// better, and a cap there moved nothing beyond the tuned box
+// (docs/experiments/2026-12-04-round-depth-cap.md).
 inline constexpr double kRoundSlabL2Fraction = 0.3;
 
 // Shapes with M or N below this take one round (k_block_factor 1): a thin C
 // has little to re-read per round and its thin operand's panel stays in L2
 // whatever the rounds, so rounds only add kernel calls over short K slices.
-// The roofline cannot see that cost and answered rounds there. Measured on
-// the tuned tables' thin shapes (Zen 5, --holdout 0.5, seeds 1-4), the model's
-// mean regret: fp32 row-major 7.75 -> 7.03%, bf16 row-major 9.47 -> 6.99%,
-// bf16 blocked 7.94 -> 7.23% (docs/predictor.md, "Thin shapes: one round").
+// The roofline cannot see that cost and answered rounds there
+// (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#thin-shapes-one-round-measured-2026-12-04-the-shipped-tables).
 inline constexpr std::int64_t kOneRoundBelow = 64;
 
 // How many tiles' A and B slabs (one round's depth) L2 must hold for the slab
 // that consecutive tiles of the curve share to be read once. An LRU cache
 // needs room for one pair: the new tile's slabs take the lines of the old
 // tile's unshared slab, touched no later than the shared one's. Which room
-// measures better is the machine's, so the fit chooses (ConfigPredictor):
-// with one forced on every table, the Xeon's (2 MiB L2, `325b`) fp32 blocked
-// entry beyond 2048 went from 2.03% to 2.59%, the Zen 5's (1 MiB) fp32
-// row-major in-box hold-outs from 2.57% to 1.82% (docs/predictor.md, "Room for
-// a shared slab").
+// measures better is the machine's, so the fit chooses (ConfigPredictor): no
+// one room was best on every table
+// (docs/experiments/2026-12-04-model-rounds-and-thin-shapes.md#room-for-a-shared-slab-measured-2026-12-04-the-shipped-tables).
 inline constexpr double kSharedSlabRoom = 2.0;
 inline constexpr double kTightSharedSlabRoom = 1.0;  // the fit's other choice
 

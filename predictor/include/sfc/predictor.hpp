@@ -69,9 +69,8 @@ std::string_view to_string(NeighbourRule rule);  // "nearest", "vote", "auto"
 // and winners follow rules of their own, and their microsecond timings are a
 // table's noisiest) and for the rest, each from its own shapes' leave-one-out
 // (a regime with fewer than kRegimeShapes tuned shapes takes the choice made
-// over all of them). Measured on the Zen 5's row-major tables, the 48 unseen
-// wide test shapes (docs/predictor.md): bf16 policy 1.73% -> 0.63% mean regret,
-// p95 9.48% -> 2.70%; fp32 p95 8.10% -> 6.60%.
+// over all of them): thin shapes had decided the policy's rule and reach for
+// every shape (docs/experiments/2026-12-02-thin-policy-bf16-pairs-zen5.md).
 enum class ShapeRegime { bulk, thin };
 inline constexpr std::int64_t kThinBelow = 64;
 inline constexpr std::size_t kRegimeShapes = 12;
@@ -99,9 +98,8 @@ struct PredictorOptions {
   // answers (1, 1), and so does the vote where (1, 1) scores within it of
   // the best. A winner that beats (1, 1) by less than a table's timing noise
   // is a bet on that noise, and the bet does not carry to the like machines
-  // a table is deployed on: on a Zen 5 twin of the shipped tables' host, the
-  // small grid's shapes that change ran 2-13% faster against the rest
-  // (docs/predictor.md, "Ties go to (1,1)"). 0: the winner as tuned.
+  // a table is deployed on, where (1, 1) ran faster
+  // (docs/experiments/2026-12-05-ties-go-to-one-round-zen5.md). 0: the winner as tuned.
   double tie_tolerance = 0.02;
 };
 
@@ -185,10 +183,9 @@ class ConfigPredictor {
   // shapes, and whether the round-depth cap stays, and answers within the
   // box they span (`fitted_mn`: their largest M or N; `fitted_k`: their
   // largest K); beyond it `unfitted` (the paper's numbers, or the fixed
-  // fraction) answers. Fitted inside 2048 and asked beyond, the fitted pair
-  // (8 x L2 at a quarter of the bandwidth, or 16-64 x L2) had the model's
-  // regret at 6-11% where the paper's was 3-4% (docs/predictor.md, "The
-  // fit's reach").
+  // fraction) answers: fitted inside the tuned sizes and asked beyond, the
+  // fitted pair did worse than the paper's numbers
+  // (docs/experiments/2026-12-03-fit-reach-and-end-to-end-xeon.md).
   struct ThreadModel {
     int threads;
     AnalyticalModel model;

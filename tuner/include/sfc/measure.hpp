@@ -45,19 +45,16 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
 // (`warmup` rounds), then each timed round visits every runner once more, until
 // each has `reps` timed runs or its runs took `budget_seconds`. Timed one
 // after the other, the configurations of a shape disagreed between two
-// tunings of it by 5.7% each (the winner of one cost 4.6-5.7% in the other),
-// and the disagreement came in spells: the error of one configuration and of
-// the next one timed correlated at 0.71, so a slow spell of the machine made
-// whatever was being timed look slow, and the winner was often the luckiest.
-// In rounds a spell falls on every runner alike.
+// tunings of it, in spells: a slow spell of the machine made whatever was
+// being timed look slow, and the winner was often the luckiest
+// (docs/experiments/2026-12-01-rounds-xeon.md). In rounds a spell falls on
+// every runner alike.
 // With several runners a visit makes one untimed run first, then up to
 // kTimedPerVisit timed ones: a GEMM pays for what the call before it left in
 // the caches, and in use the call before is mostly the same shape with the same
 // configuration. Timed straight after another configuration, the timings
-// mixed: row-major 512x1024x256 (2 threads), in the full 8 x 8 search (1,1)
-// took 836-971 us and (1,2) won 5 of 6 searches; settled, (1,1) took 728-792
-// us and won 5 of 6, as it runs 10-15% faster than (1,2) timed alone (gemm,
-// one configuration; 256x2048x256 alike).
+// mixed and picked the wrong winner
+// (docs/experiments/2026-12-04-settled-timing-xeon.md).
 // `set` rotates over 0..sets-1 across all runners and runs, and the caches are
 // flushed before the first timed round and whenever the rotation starts again,
 // when `flush_bytes` > 0.

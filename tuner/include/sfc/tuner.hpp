@@ -5,11 +5,10 @@
 // its fastest run (min); mean and standard deviation are kept too. Why the
 // min: on a shared machine interference only ever adds time, and one
 // preempted thread stalls the whole call (the others take its waiting tasks,
-// not the one it holds: core/src/task_stretches.hpp), so the mean of 10 runs
-// of a sub-millisecond GEMM moves by 10-60% from run to run. Tuning the small
-// grid twice here, the first run's winners cost 8.3% on average by the second
-// run's means, but 1.7% by its mins (docs/tuning.md). The operands use the
-// layout of TuneOptions::layout.
+// not the one it holds: core/src/task_stretches.hpp), so the mean of a
+// sub-millisecond GEMM's runs moves far from run to run, and winners chosen by
+// the min carry from one tuning to the next much better (docs/tuning.md). The
+// operands use the layout of TuneOptions::layout.
 //
 //   sfc::Tuner tuner({.dtype = sfc::DType::f32, .threads = 2, .reps = 10});
 //   sfc::ShapeTuning t = tuner.tune({1024, 1024, 1024}, sfc::ConfigSet::all());
