@@ -300,7 +300,7 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
   p.shape = loop_shape(request.shape, request.layout);
   p.dtype = request.dtype;
   p.amx = p.dtype == DType::bf16 && amx_enabled();
-  p.threads = request.threads > 0 ? request.threads : omp_get_max_threads();
+  p.threads = request.threads > 0 ? request.threads : default_threads();
   const BlockSizes rule = choose_blocks(p.shape, request.dtype, p.threads, request.layout);
   BlockSizes asked = request.blocks;  // in the caller's terms: bm along M
   if (p.transposed) std::swap(asked.bm, asked.bn);

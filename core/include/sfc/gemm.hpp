@@ -90,10 +90,24 @@ GemmShape loop_shape(const GemmShape& shape, Layout layout);
 // and B packed with it) for more.
 bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks);
 
+// The most threads one call (and --threads) takes.
+inline constexpr int kMaxThreads = 4096;
+
+// The thread count of a call that names none: OMP_NUM_THREADS's
+// (omp_get_max_threads()) where it lies in 1..kMaxThreads; otherwise this
+// machine's processors, and a one-line warning on stderr, once per process.
+// Every parallel region of a run is opened with a count from here or the run's own.
+int default_threads();
+
+// OMP_NUM_THREADS checked as --threads is: nothing when it is unset or empty;
+// sfc::Error naming the value when its first count is not a whole number in
+// 1..kMaxThreads (a team of 100,000 threads crashes the OpenMP runtime).
+void check_thread_environment();
+
 struct PlanRequest {
   GemmShape shape;
   DType dtype = DType::f32;
-  // At most this many threads run a call (0: omp_get_max_threads()); a small
+  // At most this many threads run a call (0: default_threads()); a small
   // one runs on fewer, one per 0.5-1 MFLOP and no more than the loop has tasks,
   // and a call of one thread on the calling thread, opening no OpenMP team.
   int threads = 0;
