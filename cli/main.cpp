@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "sfc/error.hpp"
+#include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
 
 namespace sfc::cli {
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
   try {
     if (const auto level = log_level()) spdlog::set_level(*level);
+    sfc::check_thread_environment();  // before any parallel region could take its team size
   } catch (const sfc::Error& e) {
     std::fprintf(stderr, "sfc-tune: error: %s\n", e.what());
     return 2;
@@ -131,7 +133,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // a command's own non-zero exit (e.g. a failed --check)
   } catch (const CLI::ParseError& e) {
-    app.exit(e);  // CLI11 prints the reason (and usage) on stderr
+    // One line, as every other refusal (CLI11's own printer adds a second).
+    std::fprintf(stderr, "sfc-tune: error: %s (see sfc-tune --help)\n", e.what());
     return 2;
   } catch (const sfc::Error& e) {
     std::fprintf(stderr, "sfc-tune: error: %s\n", e.what());
