@@ -226,7 +226,8 @@ TEST_CASE("hardening 2: JSON imports refuse duplicated keys, non-objects and ove
   CHECK_FALSE(std::filesystem::exists(dir.file("x.table")));
 }
 
-TEST_CASE("hardening 2: a database in a folder its reader may not write is read; writers say not writable") {
+TEST_CASE(
+    "hardening 2: a database in a folder its reader may not write is read, and writers say not writable") {
   TempDir dir("hard2-rodir");
   std::filesystem::create_directories(dir.path() / "shared");
   const std::string db = tuned_database(dir, "shared/t.db");
@@ -300,4 +301,16 @@ TEST_CASE("hardening 2: an unusable HWLOC_XMLFILE or SFC_PLATFORM is a tuning er
   CHECK(std::string(sfcconf_last_error()).find("HWLOC_XMLFILE") != std::string::npos);
   ::unsetenv("HWLOC_XMLFILE");
   CHECK(conf == nullptr);
+}
+
+TEST_CASE("hardening 2: tune refuses a database its readers refuse as inconsistent") {
+  TempDir dir("hard2-tune-inconsistent");
+  const std::string db = tuned_database(dir);
+  // The stored winners carry no CHECK: readers refused them, tune counted every shape as done.
+  sfc::test::raw_sql(db, "UPDATE winning_configs SET k_layers = 99");
+  check_refused(cli(dir, {"query", "64", "64", "64", "--db", db, "--threads", "2"}), "inconsistent");
+  check_refused(
+      cli(dir, {"tune", "--grid", "m=64,128 n=64 k=64,128", "--k-layers", "1,2", "--k-block-factors", "1",
+                "--reps", "1", "--warmup", "0", "--threads", "2", "--quiet", "--db", db}),
+      "inconsistent");
 }
