@@ -45,8 +45,9 @@ struct ExchangeCounts {
   std::int64_t duplicates = 0;    // import/merge: already in the store, skipped
 };
 
-// Throws sfc::Error for a request that asks for what its format cannot hold
-// (--all with a table): refused, not dropped silently.
+// Throws sfc::Error for a request a user made that asks for what its format
+// cannot hold (--all with a table): the command refuses it rather than drop
+// --all silently. export_results() itself writes a table's winners whatever `all` says.
 void check_export_request(const ExportRequest& request);
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request);
 
