@@ -49,8 +49,9 @@ inline const CLI::Validator seed_value(
 // and PositiveNumber let NaN through, as every comparison with it is false.
 inline CLI::Validator real_range(double lo, double hi, bool above_lo = false) {
   constexpr double kMax = std::numeric_limits<double>::max();
+  // Written as CLI11's Range writes its own, so the help texts read alike.
   const std::string range = (above_lo ? "(" : "[") + (lo == -kMax ? "-inf" : CLI::detail::to_string(lo)) +
-                            ", " + (hi == kMax ? "inf" : CLI::detail::to_string(hi)) + "]";
+                            " - " + (hi == kMax ? "inf" : CLI::detail::to_string(hi)) + "]";
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double value = 0;
@@ -59,7 +60,7 @@ inline CLI::Validator real_range(double lo, double hi, bool above_lo = false) {
           return "must be a finite number in " + range + ", got '" + text + "'";
         return "";
       },
-      range);
+      "FLOAT in " + range);
 }
 
 // Any finite real number (a coefficient such as alpha).
