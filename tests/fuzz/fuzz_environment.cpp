@@ -18,7 +18,8 @@
 
 namespace {
 
-constexpr const char* kVariables[] = {"OMP_NUM_THREADS", "SFC_COLD_BYTES", "SFC_TUNE_BUDGET_MS", "SFC_PLATFORM"};
+constexpr const char* kVariables[] = {"OMP_NUM_THREADS", "SFC_COLD_BYTES", "SFC_TUNE_BUDGET_MS",
+                                      "SFC_PLATFORM"};
 
 // OMP_NUM_THREADS's first count, read independently of the parser under test.
 bool first_count_in_range(const char* text) {
@@ -43,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const char* threads = std::getenv("OMP_NUM_THREADS");
   try {
     sfc::check_thread_environment();
-    if (*threads && !first_count_in_range(threads)) sfc::fuzz::broken("OMP_NUM_THREADS accepted out of range");
+    if (*threads && !first_count_in_range(threads))
+      sfc::fuzz::broken("OMP_NUM_THREADS accepted out of range");
   } catch (const sfc::Error&) {
     if (first_count_in_range(threads)) sfc::fuzz::broken("OMP_NUM_THREADS refused within range");
   }
@@ -59,7 +61,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const sfc::PlatformChoice choice = sfc::PlatformChoice::parse_or_environment("");
     if (choice.kind == sfc::PlatformChoice::Kind::hash && choice.hash.size() != 16)
       sfc::fuzz::broken("SFC_PLATFORM accepted a hash that is not 16 hex digits");
-  } catch (const sfc::Error&) {
-  }
+  } catch (const sfc::Error&) {}
   return 0;
 }
