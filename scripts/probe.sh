@@ -38,6 +38,12 @@ tiny=(--k-layers 1,2 --k-block-factors 1 --reps 1 --warmup 0 --threads 2 --quiet
 "$bin" export --db "$fx/t.db" --all --format csv -o "$fx/all.csv" >/dev/null 2>&1
 "$bin" export --db "$fx/t.db" --format table -o "$fx/t.table" >/dev/null 2>&1
 baseline=$("$bin" export --db "$fx/t.db" --all --format csv -o - 2>/dev/null | wc -l)
+# A database whose last commits are still in its -wal, as an interrupted tune leaves it.
+(SFC_FAULT=crash:after-commit:4 "$bin" tune --grid "m=64,128 n=64 k=64,128" "${tiny[@]}" --db "$fx/w.db" \
+  >/dev/null 2>&1) 2>/dev/null  # killed by its own fault, as planned
+[ -s "$fx/w.db-wal" ] || { echo "probe: cannot build the fixture database with a WAL" >&2; exit 2; }
+rm -f "$fx/w.db-shm"
+baseline_wal=$("$bin" export --db "$fx/w.db" --all --format csv -o - 2>/dev/null | wc -l)
 mkfifo "$fx/fifo"
 mkdir -p "$fx/dir"
 : >"$fx/empty"
@@ -86,7 +92,8 @@ words=("" x f16 ROW 1/0 -1/4 ../../etc/passwd "$(head -c 5000 /dev/zero | tr '\0
 # ---- the matrix -----------------------------------------------------------
 # One probe per line: GUARD then the environment settings, "--", then the
 # arguments, each word quoted with printf %q. GUARD "db": the probe works on
-# its own copy of the tuned database, @DB@, checked for lost measurements after.
+# its own copy of the tuned database, @DB@, checked for lost measurements after;
+# "wal": the same with a copy of the database whose last commits are in its -wal.
 probes=$work/probes
 : >"$probes"
 add() {  # add GUARD [ENV=VALUE...] -- ARGS...
@@ -173,14 +180,18 @@ for f in "${special[@]}" "${crafted[@]}"; do
 done
 
 # Outputs: onto the database's own files, special files, a directory.
-for suffix in "" -wal -shm -claims -journal; do
-  for format in csv json table; do
-    add db -- export --db @DB@ --format "$format" -o "@DB@$suffix"
-    add db -- export --db @DB@ --format "$format" --all -o "@DB@$suffix"
+for guard in db wal; do
+  for suffix in "" -wal -shm -claims -journal; do
+    for format in csv json table; do
+      add "$guard" -- export --db @DB@ --format "$format" -o "@DB@$suffix"
+      add "$guard" -- export --db @DB@ --format "$format" --all -o "@DB@$suffix"
+    done
+    add "$guard" -- merge @DB@ -o "@DB@$suffix"
+    add "$guard" -- merge "$fx/t.db" -o "@DB@$suffix"
+    add "$guard" -- bench --grid 64 --vs none --reps 1 --warmup 0 --threads 2 --db @DB@ --csv "@DB@$suffix"
+    add "$guard" -- bench --grid 64 --vs none --reps 1 --warmup 0 --threads 2 --db @DB@ --plot "@DB@$suffix"
+    add "$guard" -- import "@DB@$suffix" --db @DB@
   done
-  add db -- merge @DB@ -o "@DB@$suffix"
-  add db -- bench --grid 64 --vs none --reps 1 --warmup 0 --threads 2 --db @DB@ --csv "@DB@$suffix"
-  add db -- bench --grid 64 --vs none --reps 1 --warmup 0 --threads 2 --db @DB@ --plot "@DB@$suffix"
 done
 for out in "$fx/fifo" "$fx/dir" /dev/full "$fx/missing/x" /dev/null; do
   for format in csv json table; do add none -- export --db "$fx/t.db" --format "$format" -o "$out"; done
@@ -224,7 +235,13 @@ run_one() {  # run_one ID LINE: prints "ID CLASS"
   shift
   local args=() a
   for a in "$@"; do a=${a//@DB@/$dir/t.db}; args+=("${a//@D@/$dir}"); done
+  local expected=$baseline
   [ "$guard" = db ] && cp "$fx/t.db" "$dir/t.db"
+  if [ "$guard" = wal ]; then
+    cp "$fx/w.db" "$dir/t.db"
+    cp "$fx/w.db-wal" "$dir/t.db-wal"
+    expected=$baseline_wal
+  fi
   env "${env_args[@]}" timeout -k 3 "$limit" "$bin" "${args[@]}" >"$dir/out" 2>"$dir/err" </dev/null
   local rc=$? class
   local lines
@@ -244,10 +261,10 @@ run_one() {  # run_one ID LINE: prints "ID CLASS"
   else
     class=refused
   fi
-  if [ "$guard" = db ] && [ "$class" != hang ] && [ "$class" != crash ]; then
+  if [ "$guard" != none ] && [ "$class" != hang ] && [ "$class" != crash ]; then
     local left
     left=$("$bin" export --db "$dir/t.db" --all --format csv -o - 2>/dev/null | wc -l)
-    [ "$left" -ge "$baseline" ] || class=data-lost
+    [ "$left" -ge "$expected" ] || class=data-lost
   fi
   printf '%s %s\n' "$id" "$class"
   [ "$class" = accepted ] && printf '%s\n' "$line" >>"$work/accepted"
@@ -256,7 +273,7 @@ run_one() {  # run_one ID LINE: prints "ID CLASS"
   rm -rf "$dir"
 }
 export -f run_one
-export work fx bin limit baseline
+export work fx bin limit baseline baseline_wal
 
 total=$(wc -l <"$probes")
 echo "probe: $total inputs, $jobs at a time, each limited to ${limit} s"

@@ -90,6 +90,11 @@ TEST_CASE("hardening 2: export and bench refuse the database's own -wal, -shm an
   check_refused(cli(dir, {"export", "--db", db, "-o", dir.file("alias.db")}), "is the database");
   // merge: the output is one of an input's files.
   check_refused(cli(dir, {"merge", db, "-o", db + "-wal"}), "of the database");
+  // The companion files of a database the command does not name are refused alike.
+  const std::string other = tuned_database(dir, "other.db");
+  check_refused(cli(dir, {"merge", db, "-o", other + "-journal"}), "of the database " + other);
+  check_refused(cli(dir, {"export", "--db", db, "-o", other + "-wal"}), "of the database " + other);
+  CHECK(measurements(other) == 8);
   CHECK(measurements(db) == 8);
 }
 

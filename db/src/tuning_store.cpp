@@ -144,13 +144,21 @@ bool has_sqlite_header(const std::string& path) {
 void refuse_database_file_as_output(const std::string& output, const std::string& database,
                                     const std::string& option) {
   namespace fs = std::filesystem;
-  if (output.empty() || output == "-" || database.empty()) return;
   static constexpr std::pair<const char*, const char*> kFiles[] = {
       {"", "the database"},
       {"-wal", "the write-ahead log (holding its latest commits)"},
       {"-shm", "the shared-memory index"},
       {"-journal", "the rollback journal"},
       {"-claims", "the tuners' claims file"}};
+  if (output.empty() || output == "-") return;
+  // A companion file of any database, named or not in the command: SQLite
+  // would take what is written there for that database's own.
+  for (const auto& [suffix, which] : kFiles)
+    if (*suffix && output.ends_with(suffix) &&
+        has_sqlite_header(output.substr(0, output.size() - std::strlen(suffix))))
+      throw Error(option + ": the output " + output + " is " + which + " of the database " +
+                  output.substr(0, output.size() - std::strlen(suffix)) + "; choose another file");
+  if (database.empty()) return;
   std::error_code error;
   const fs::path out = fs::weakly_canonical(output, error);
   for (const auto& [suffix, which] : kFiles) {
