@@ -40,7 +40,7 @@ tiny=(--k-layers 1,2 --k-block-factors 1 --reps 1 --warmup 0 --threads 2 --quiet
 baseline=$("$bin" export --db "$fx/t.db" --all --format csv -o - 2>/dev/null | wc -l)
 # A database whose last commits are still in its -wal, as an interrupted tune leaves it.
 (SFC_FAULT=crash:after-commit:4 "$bin" tune --grid "m=64,128 n=64 k=64,128" "${tiny[@]}" --db "$fx/w.db" \
-  >/dev/null 2>&1) 2>/dev/null  # killed by its own fault, as planned
+  >/dev/null 2>&1; exit 0) 2>/dev/null  # killed by its own fault, as planned
 [ -s "$fx/w.db-wal" ] || { echo "probe: cannot build the fixture database with a WAL" >&2; exit 2; }
 rm -f "$fx/w.db-shm"
 baseline_wal=$("$bin" export --db "$fx/w.db" --all --format csv -o - 2>/dev/null | wc -l)
