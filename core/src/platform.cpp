@@ -26,8 +26,12 @@ namespace sfc {
 void check_thread_environment() {
   const char* text = std::getenv("OMP_NUM_THREADS");
   if (!text || !*text) return;
-  // libgomp takes "N" or a list "N,M,..." (one count per nesting level): the first is the team's.
-  const std::string_view first = std::string_view(text).substr(0, std::string_view(text).find(','));
+  // libgomp takes "N" or a list "N,M,..." (one count per nesting level), spaces
+  // around each count allowed: the first is the team's.
+  std::string_view first = std::string_view(text).substr(0, std::string_view(text).find(','));
+  constexpr std::string_view kSpaces = " \t\n\v\f\r";
+  first.remove_prefix(std::min(first.size(), first.find_first_not_of(kSpaces)));
+  first = first.substr(0, first.find_last_not_of(kSpaces) + 1);
   int value = 0;
   const auto [end, error] = std::from_chars(first.data(), first.data() + first.size(), value);
   if (error != std::errc() || end != first.data() + first.size() || value < 1 || value > kMaxThreads)

@@ -3,6 +3,7 @@
 // variable i. Each value is accepted, refused with sfc::Error (the CLI's
 // one-line refusal), or named on stderr and replaced by the default; what is
 // accepted must lie in the range the parser promises.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -21,13 +22,16 @@ namespace {
 constexpr const char* kVariables[] = {"OMP_NUM_THREADS", "SFC_COLD_BYTES", "SFC_TUNE_BUDGET_MS",
                                       "SFC_PLATFORM"};
 
-// OMP_NUM_THREADS's first count, read independently of the parser under test.
+// OMP_NUM_THREADS's first count, read independently of the parser under test:
+// digits with spaces around them, as libgomp reads it.
 bool first_count_in_range(const char* text) {
+  while (std::isspace(static_cast<unsigned char>(*text))) ++text;
+  if (!std::isdigit(static_cast<unsigned char>(*text))) return false;  // no sign
   errno = 0;
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
-  return errno == 0 && end != text && (*end == '\0' || *end == ',') && *text != ' ' && *text != '+' &&
-         value >= 1 && value <= sfc::kMaxThreads;
+  while (std::isspace(static_cast<unsigned char>(*end))) ++end;
+  return errno == 0 && (*end == '\0' || *end == ',') && value >= 1 && value <= sfc::kMaxThreads;
 }
 
 }  // namespace
