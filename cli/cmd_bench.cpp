@@ -25,7 +25,9 @@
 #include "sfc/platform.hpp"
 #include "sfc/predictor.hpp"
 #include "sfc/shape_grid.hpp"
+#include "sfc/text_file.hpp"
 #include "sfc/tuning_source.hpp"
+#include "sfc/tuning_store.hpp"
 #include "shape_source.hpp"
 #include "stop_on_signals.hpp"
 
@@ -195,8 +197,15 @@ std::string scheduling_priority() {
 }
 
 // Opens an output file before the (long) run, so a bad path fails at once.
-std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* option) {
+std::unique_ptr<std::ofstream> open_output(const std::string& path, const char* option,
+                                           const std::string& db) {
   if (path.empty()) return nullptr;
+  refuse_database_file_as_output(path, db, option);
+  try {
+    check_output_file(path);  // a pipe nobody reads would block the open
+  } catch (const Error& e) {
+    throw Error(std::string(option) + ": " + e.what());
+  }
   auto out = std::make_unique<std::ofstream>(path);
   if (!*out) throw Error(std::string(option) + ": cannot write " + path);
   return out;
@@ -213,7 +222,7 @@ void run_bench_command(const BenchArguments& a) {
   BenchOptions options;
   options.dtype = parse_dtype(a.dtype);
   options.layout = parse_layout(a.layout);
-  options.threads = a.threads > 0 ? a.threads : omp_get_max_threads();
+  options.threads = a.threads > 0 ? a.threads : default_threads();
   options.reps = a.reps;
   options.passes = a.passes;
   options.min_seconds = a.min_seconds;
@@ -240,8 +249,8 @@ void run_bench_command(const BenchArguments& a) {
   const PlatformChoice platform_choice = PlatformChoice::parse_or_environment(a.platform);
   const std::vector<TuningTable> tables =
       a.db.empty() ? std::vector<TuningTable>{} : load_tuning_tables(a.db, platform_choice);
-  auto csv = open_output(a.csv, "--csv");
-  auto plot = open_output(a.plot, "--plot");
+  auto csv = open_output(a.csv, "--csv", a.db);
+  auto plot = open_output(a.plot, "--plot", a.db);
 
   const double load_at_start = load_average();
   const Platform platform = detect_platform(options.threads);
@@ -382,7 +391,7 @@ void add_bench_command(CLI::App& app) {
                      "--reps runs (estimated from the roofline, the same count for every "
                      "implementation, at most {})",
                      kMaxBenchReps))
-      ->check(CLI::Range(0.0, 60.0))
+      ->check(real_range(0.0, 60.0))
       ->capture_default_str();
   cmd->add_option("--statistic", a->statistic,
                   "Time of a shape: min (its fastest cold run, as the tuner ranks) or mean (of its runs)")
@@ -402,9 +411,11 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--alpha", a->alpha,
                   "C = alpha op(A) op(B) + beta C (plain entry; peers run alpha 1, beta 0)")
+      ->check(finite_real)
       ->capture_default_str();
   cmd->add_option("--beta", a->beta, "See --alpha; a list (0,1) as for --trans (sfc-ca:NN:beta=1)")
       ->delimiter(',')
+      ->check(finite_real)
       ->capture_default_str();
   cmd->add_option("--csv", a->csv, "Also write the per-shape figures as CSV to this file");
   cmd->add_option("--plot", a->plot,

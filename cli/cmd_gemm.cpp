@@ -2,6 +2,7 @@
 // cold inputs, optionally checked against an fp64 reference.
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,16 +15,27 @@
 namespace sfc::cli {
 namespace {
 
-// "BMxBNxBK"; 0 leaves that size to the block rule.
+// "BMxBNxBK"; 0 leaves that size to the block rule. Each size is read whole
+// (from_chars): a value past int's range is refused, not wrapped.
 BlockSizes parse_blocks(const std::string& text) {
-  BlockSizes b;
-  char x1 = 0, x2 = 0;
-  int used = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c%d%n", &b.bm, &x1, &b.bn, &x2, &b.bk, &used) != 5 || x1 != 'x' ||
-      x2 != 'x' || std::size_t(used) != text.size() || b.bm < 0 || b.bn < 0 || b.bk < 0 || b.bm > 4096 ||
-      b.bn > 4096 || b.bk > 4096)
-    throw CLI::ValidationError(
+  const auto refuse = [&] {
+    return CLI::ValidationError(
         "--blocks", "expected BMxBNxBK with sizes 0..4096 (0: the block rule's), got '" + text + "'");
+  };
+  int sizes[3] = {};
+  const char* at = text.data();
+  const char* const end = text.data() + text.size();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0 && (at == end || *at++ != 'x')) throw refuse();
+    const auto [next, error] = std::from_chars(at, end, sizes[i]);
+    if (error != std::errc() || next == at || sizes[i] < 0 || sizes[i] > 4096) throw refuse();
+    at = next;
+  }
+  if (at != end) throw refuse();
+  BlockSizes b;
+  b.bm = sizes[0];
+  b.bn = sizes[1];
+  b.bk = sizes[2];
   return b;
 }
 

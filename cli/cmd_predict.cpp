@@ -30,8 +30,6 @@ namespace {
 // JSON has no infinity: a distance to no tuned shape at all is null.
 nlohmann::json distance_json(double d) { return std::isfinite(d) ? nlohmann::json(d) : nullptr; }
 
-int default_threads() { return omp_get_max_threads(); }
-
 constexpr const char* kPlatformHelp =
     "Whose results to use: this (this machine's, else a compatible one's), any (forced: foreign "
     "ones too) or a platform hash (default: SFC_PLATFORM, else this)";
@@ -421,8 +419,8 @@ void add_predict_commands(CLI::App& app) {
                                      "Test shapes: an \"M N K\" file (untuned ones are timed now)");
   auto* holdout =
       ev->add_option("--holdout", e->holdout, "Test shapes: this fraction of --db's shapes, held out")
-          ->check(CLI::Range(0.0, 1.0));
-  ev->add_option("--seed", e->seed, "Seed of the held-out draw")->capture_default_str();
+          ->check(real_range(0.0, 1.0));
+  ev->add_option("--seed", e->seed, "Seed of the held-out draw")->check(seed_value)->capture_default_str();
   auto* train_max = ev->add_option("--train-max", e->train_max,
                                    "A range hold-out: train on the shapes whose M, N and K are all at most "
                                    "this, test on those beyond it (of --db, or of --test-db / --test-shapes)")
@@ -444,17 +442,17 @@ void add_predict_commands(CLI::App& app) {
   ev->add_option("--max-distance", e->predictor.max_distance,
                  "log2 distance within which the policy takes a neighbour's answer (default: "
                  "chosen from the tuned shapes, leaving each out in turn)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(real_range(0.0, std::numeric_limits<double>::max()));
   ev->add_option(
         "--l2-fraction", e->predictor.l2_fraction,
         "Fraction of L2 one round's A and B panels may fill, for the model and default "
         "(default: fitted to the tuned shapes, for shapes within their sizes; the paper's 0.5 beyond "
         "them or without them)")
-      ->check(CLI::PositiveNumber);
+      ->check(real_range(0.0, std::numeric_limits<double>::max(), /*above_lo=*/true));
   ev->add_option("--tie-tolerance", e->predictor.tie_tolerance,
                  "A tuned shape (and the vote) answers (1,1) where (1,1) runs within this fraction of "
                  "its winner; 0: the winner")
-      ->check(CLI::Range(0.0, 0.5))
+      ->check(real_range(0.0, 0.5))
       ->capture_default_str();
   ev->add_option("--neighbours", e->predictor.vote_neighbours, "k of the k-neighbour vote")
       ->check(CLI::Range(1, 32))

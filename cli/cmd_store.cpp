@@ -66,12 +66,9 @@ void run_export(const ExportArgs& a) {
       .all = a.all,
       .dtype = a.dtype.empty() ? std::nullopt : std::optional(parse_dtype(a.dtype)),
       .layout = a.layout.empty() ? std::nullopt : std::optional(parse_layout(a.layout))};
-  std::error_code error;
+  check_export_request(request);
   const bool table = is_table_file(a.db);
-  if (!table && std::filesystem::exists(a.output, error) &&
-      std::filesystem::equivalent(a.db, a.output, error))
-    throw Error("export: the output " + a.output + " is the database " + a.db +
-                " itself; choose another file");
+  if (!table) refuse_database_file_as_output(a.output, a.db, "export");
   ExchangeCounts counts;
   if (table) {
     counts = rewrite_table(a, request);
@@ -126,19 +123,16 @@ void run_merge(const MergeArgs& a) {
   std::FILE* const out = human_output(a.json);
   namespace fs = std::filesystem;
   std::error_code error;
-  for (const std::string& input : a.inputs)
+  for (const std::string& input : a.inputs) {
     if (fs::exists(a.output, error) && fs::equivalent(input, a.output, error))
       throw Error("merge: the output " + a.output + " is also an input");
+    refuse_database_file_as_output(a.output, input, "merge");
+  }
   // Open (and so check) every input before the output is created or touched.
   std::vector<TuningStore> inputs;
   for (const std::string& input : a.inputs) inputs.emplace_back(input, TuningStore::Mode::read_only);
   TuningStore output(a.output, TuningStore::Mode::create);
-  ExchangeCounts total;
-  for (const TuningStore& input : inputs) {
-    const ExchangeCounts counts = merge_results(output, input);
-    total.measurements += counts.measurements;
-    total.duplicates += counts.duplicates;
-  }
+  ExchangeCounts total = merge_results(output, inputs);
   total.platforms = static_cast<std::int64_t>(output.platforms().size());
   std::fprintf(out,
                "%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",

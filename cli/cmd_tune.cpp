@@ -259,7 +259,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--budget", a->budget,
                   "Seconds per configuration: its warm-up and its timed runs each stop once they took this "
                   "long (at least one timed run), so large shapes cost a few runs; 0: always --reps")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(real_range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--confirm", a->confirm,
                   "Time the N fastest configurations within --confirm-margin of the best again, together, "
@@ -268,7 +268,7 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--confirm-margin", a->confirm_margin,
                   "Fraction above the best full timing that still gets confirmed")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(real_range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--k-layers", a->k_layers, "K_layers values to search, e.g. 1:8 or 1,2,4")
       ->capture_default_str();
@@ -279,7 +279,7 @@ void add_tune_command(CLI::App& app) {
                                      "time fully only those within --prune-margin of the best screen");
   cmd->add_option("--prune-margin", a->prune_margin,
                   "Fraction above the best screen that still gets timed fully")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(real_range(0.0, 100.0))
       ->capture_default_str()
       ->needs(prune);
   cmd->add_flag("--force", a->force, "Measure shapes again even if the database already has them");

@@ -4,8 +4,11 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -28,6 +31,41 @@ inline const CLI::Validator gemm_size(
       return value >= 1 ? "" : "must be >= 1, got " + text;
     },
     "SIZE>=1");
+
+// A seed: a whole number 0..2^64-1, refused rather than saturated or wrapped
+// (CLI11's conversion clamps a value past the range).
+inline const CLI::Validator seed_value(
+    [](std::string& text) -> std::string {
+      std::uint64_t value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (error == std::errc::result_out_of_range) return "must be at most 18446744073709551615, got " + text;
+      if (error != std::errc() || end != text.data() + text.size())
+        return "must be a whole number >= 0, got '" + text + "'";
+      return "";
+    },
+    "0..2^64-1");
+
+// A finite real number in [lo, hi] ((lo, hi] when `above_lo`): CLI11's Range
+// and PositiveNumber let NaN through, as every comparison with it is false.
+inline CLI::Validator real_range(double lo, double hi, bool above_lo = false) {
+  constexpr double kMax = std::numeric_limits<double>::max();
+  // Written as CLI11's Range writes its own, so the help texts read alike.
+  const std::string range = (above_lo ? "(" : "[") + (lo == -kMax ? "-inf" : CLI::detail::to_string(lo)) +
+                            " - " + (hi == kMax ? "inf" : CLI::detail::to_string(hi)) + "]";
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value > hi ||
+            (above_lo ? value <= lo : value < lo))
+          return "must be a finite number in " + range + ", got '" + text + "'";
+        return "";
+      },
+      "FLOAT in " + range);
+}
+
+// Any finite real number (a coefficient such as alpha).
+inline const CLI::Validator finite_real =
+    real_range(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
 
 // Where a command's human-readable result goes: stdout, or stderr when
 // --json makes stdout exactly one JSON document (`... --json | jq`).

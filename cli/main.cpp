@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "sfc/error.hpp"
+#include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
 
 namespace sfc::cli {
@@ -46,6 +47,31 @@ std::optional<spdlog::level::level_enum> log_level() {
   return level;
 }
 
+// `text` on one line: a control character a user's value brought in (a line
+// break inside an argument) is written as an escape, so every refusal stays one line.
+std::string one_line(std::string_view text) {
+  std::string line;
+  for (const char c : text) {
+    if (c == '\n')
+      line += "\\n";
+    else if (c == '\r')
+      line += "\\r";
+    else if (c == '\t')
+      line += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      line += escaped;
+    } else
+      line += c;
+  }
+  return line;
+}
+
+void refuse(const char* kind, std::string_view message) {
+  std::fprintf(stderr, "sfc-tune: %s: %s\n", kind, one_line(message).c_str());
+}
+
 // Versions of what a run depends on, for --version and bug reports.
 std::string version_text() {
   const sfc::Platform p = sfc::detect_platform(1);
@@ -64,8 +90,9 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
   try {
     if (const auto level = log_level()) spdlog::set_level(*level);
+    sfc::check_thread_environment();  // before any parallel region could take its team size
   } catch (const sfc::Error& e) {
-    std::fprintf(stderr, "sfc-tune: error: %s\n", e.what());
+    refuse("error", e.what());
     return 2;
   }
 
@@ -94,8 +121,8 @@ int main(int argc, char** argv) {
       "GiB)\n"
       "  SFC_OPENBLAS_LIBRARY, SFC_BLIS_LIBRARY, SFC_ONEDNN_LIBRARY\n"
       "                      the peer libraries sfc-tune bench loads\n"
-      "  OMP_NUM_THREADS     default thread count; HWLOC_XMLFILE: a topology to fingerprint instead of this "
-      "machine's\n"
+      "  OMP_NUM_THREADS     default thread count, 1..4096 (checked as --threads is)\n"
+      "  HWLOC_XMLFILE       a topology XML file to fingerprint instead of this machine's\n"
       "\n"
       "Every command, option and variable: docs/reference.md. Exit codes: 0 done, 1 internal error or failed "
       "check,\n"
@@ -118,8 +145,8 @@ int main(int argc, char** argv) {
       known += (known.empty() ? "" : ", ") + command->get_name();
     }
     if (!found) {
-      std::fprintf(stderr, "sfc-tune: error: unknown command '%s' (commands: %s; see sfc-tune --help)\n",
-                   argv[1], known.c_str());
+      refuse("error",
+             std::string("unknown command '") + argv[1] + "' (commands: " + known + "; see sfc-tune --help)");
       return 2;
     }
   }
@@ -131,16 +158,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // a command's own non-zero exit (e.g. a failed --check)
   } catch (const CLI::ParseError& e) {
-    app.exit(e);  // CLI11 prints the reason (and usage) on stderr
+    // One line, as every other refusal (CLI11's own printer adds a second).
+    refuse("error", std::string(e.what()) + " (see sfc-tune --help)");
     return 2;
   } catch (const sfc::Error& e) {
-    std::fprintf(stderr, "sfc-tune: error: %s\n", e.what());
+    refuse("error", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "sfc-tune: error: out of memory\n");
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sfc-tune: internal error: %s\n", e.what());
+    refuse("internal error", e.what());
     return 1;
   }
   return 0;

@@ -1,5 +1,6 @@
 #include "shape_source.hpp"
 
+#include "commands.hpp"
 #include "sfc/error.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/shape_record.hpp"
@@ -11,11 +12,17 @@ void ShapeSource::add_options(CLI::App* command) {
                       "Shapes: \"256,512,1024\" (cubed) or \"m=512:8192:x2 n=128,256 k=1024\"");
   command->add_option("--shapes", shapes_file,
                       "Shapes from a file of \"M N K\" lines (# comments), e.g. data/grids/small.shapes");
-  command->add_option("--random", random, "COUNT random shapes, log-uniform over --range")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--range", range, "LO:HI of every dimension for --random")->capture_default_str();
+  CLI::Option* random_option =
+      command->add_option("--random", random, "COUNT random shapes, log-uniform over --range")
+          ->check(CLI::Range(1, ShapeGrid::kMaxRandomShapes));
+  // Given without --random they would be ignored: refused instead.
+  command->add_option("--range", range, "LO:HI of every dimension for --random")
+      ->capture_default_str()
+      ->needs(random_option);
   command->add_option("--seed", seed, "Seed for --random (the same seed gives the same shapes everywhere)")
-      ->capture_default_str();
+      ->check(seed_value)
+      ->capture_default_str()
+      ->needs(random_option);
   CLI::Option* record = command->add_option(
       "--from-record", record_file,
       "Shapes from a shape record (SFC_RECORD=FILE), largest share of the estimated GEMM time first");
@@ -26,7 +33,7 @@ void ShapeSource::add_options(CLI::App* command) {
       ->add_option("--min-share", min_share,
                    "With --from-record: only shapes of at least this fraction of the estimated time "
                    "(0.01 = 1%)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(real_range(0.0, 1.0))
       ->needs(record);
 }
 

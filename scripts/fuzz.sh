@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(table import shapes platform sfcconf record)
+[ ${#targets[@]} -gt 0 ] || targets=(table import shapes platform sfcconf record environment)
 
 build=${SFC_FUZZ_BUILD:-build-fuzz}  # scripts/test-sanitize.sh passes its own tree
 if [ ! -f "$build/CMakeCache.txt" ]; then

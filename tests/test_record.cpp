@@ -388,6 +388,26 @@ TEST_CASE("online tuning: two threads calling one untuned shape tune it once") {
   CHECK(configurations.size() == s.measurements.size());
 }
 
+TEST_CASE(
+    "online tuning: threads tuning their own shapes into a database that does not exist yet all store") {
+  // Each thread stores its winner at about the same time, the first ones creating the database: they
+  // collided on its temporary name ("attempt to write a readonly database", no database at all).
+  for (int round = 0; round < 3; ++round) {
+    TempDir dir("online-spread");
+    const std::string db = dir.file("online.db");
+    CliProcess run(
+        {"spread", "40", "64", "64", "64", "64", "64", "128", "64", "128", "64", "128", "64", "64"},
+        dir.file("spread"), {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000"},
+        SFC_RECORD_DRIVER);
+    CHECK(run.wait() == 0);
+    CHECK(run.err() == "");
+    REQUIRE(std::filesystem::exists(db));
+    for (const sfc::GemmShape shape :
+         {sfc::GemmShape{64, 64, 64}, {64, 64, 128}, {64, 128, 64}, {128, 64, 64}})
+      CHECK(stored(db, shape, 1).winner);
+  }
+}
+
 TEST_CASE("online tuning: bad settings are said once on stderr and the GEMMs run untuned") {
   TempDir dir("online-bad");
   CliProcess bad({"gemm", "2", "40", "50", "60"}, dir.file("bad"), {"SFC_TUNE=offline", "OMP_NUM_THREADS=2"},

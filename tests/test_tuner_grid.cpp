@@ -2,6 +2,8 @@
 // malformed one is an sfc::Error that says where and why.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <set>
 #include <string>
 #include <tuple>
@@ -91,6 +93,16 @@ TEST_CASE("grid: shape files, with comments, and their errors by line") {
         std::string::npos);
 }
 
+TEST_CASE("grid: a shape file that is a pipe, a device or a directory is refused without reading it") {
+  sfc::test::TempDir dir("grid-special");
+  const std::string fifo = dir.file("shapes.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Each read would block (no writer) or never end (/dev/zero) before this was refused.
+  CHECK(error_of([&] { ShapeGrid::load(fifo); }).find("not a regular file") != std::string::npos);
+  CHECK(error_of([] { ShapeGrid::load("/dev/zero"); }).find("not a regular file") != std::string::npos);
+  CHECK(error_of([&] { ShapeGrid::load(dir.path().string()); }).find("cannot read") != std::string::npos);
+}
+
 TEST_CASE("grid: the shipped grid files hold the documented shapes") {
   const std::string dir = std::string(SFC_SOURCE_DIR) + "/data/grids/";
   CHECK(ShapeGrid::load(dir + "quick.shapes").size() == 27);
@@ -125,6 +137,9 @@ TEST_CASE("grid: random shapes are log-uniform, distinct and reproducible") {
   CHECK(ShapeGrid::random(8, 1, 2, 1).size() == 8);  // every shape of a tiny range
   CHECK(error_of([] { ShapeGrid::random(9, 1, 2, 1); }).find("fewer than 9") != std::string::npos);
   CHECK(error_of([] { ShapeGrid::random(0, 1, 2, 1); }) != "");
+  // A count past the cap is refused at once rather than growing memory for minutes.
+  CHECK(error_of([] { ShapeGrid::random(100'000'000, 1, 1 << 20, 1); }).find("1..1000000") !=
+        std::string::npos);
   CHECK(error_of([] { sfc::parse_dimension_range("512"); }).find("LO:HI") != std::string::npos);
   CHECK(sfc::parse_dimension_range("128:8192").second == 8192);
 }

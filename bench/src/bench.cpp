@@ -57,10 +57,13 @@ void peer_gemm(const GemmPeer& peer, DType dtype, Layout layout, const GemmShape
 // (footprint 1 GiB) is the same decision for every shape it can hold.
 Timing time_peer(const GemmPeer& peer, ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
-  return time_runs(options.warmup, reps, operands.sets(), cold_footprint_bytes(), [&](int set) {
-    peer_gemm(peer, options.dtype, operands.layout(), shape, operands.a(set), operands.lda(), operands.b(set),
-              operands.ldb(), operands.c(set), operands.ldc());
-  });
+  return time_runs(
+      options.warmup, reps, operands.sets(), cold_footprint_bytes(),
+      [&](int set) {
+        peer_gemm(peer, options.dtype, operands.layout(), shape, operands.a(set), operands.lda(),
+                  operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
+      },
+      /*budget_seconds=*/0, options.threads);
 }
 
 // Unit roundoff of the type C accumulates in.

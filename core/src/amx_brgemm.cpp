@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "sfc/arch_context.hpp"
 
@@ -31,8 +33,18 @@ bool cpu_and_os_have_amx() {
   return (lo & (3u << 17)) == (3u << 17);  // XTILECFG and XTILEDATA enabled by the OS
 }
 
+// SFC_AMX=0 switches the tiles off; 1 or unset leaves them on. Anything else
+// is named once on stderr (and leaves them on), as every other variable is.
 bool switched_off() {
   const char* env = std::getenv("SFC_AMX");
+  if (env && *env && std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) {
+    static std::once_flag warned;
+    std::call_once(warned, [env] {
+      std::fprintf(stderr,
+                   "sfc-tune: SFC_AMX='%s' is neither 0 nor 1; AMX tiles stay on where the CPU has them\n",
+                   env);
+    });
+  }
   return env && std::strcmp(env, "0") == 0;
 }
 
@@ -97,7 +109,8 @@ __attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
 
 bool amx_available() {
   static const bool present = cpu_and_os_have_amx();
-  return present && !switched_off();
+  const bool off = switched_off();  // read (and a junk value named) on every CPU
+  return present && !off;
 }
 
 bool amx_bf16_usable() {

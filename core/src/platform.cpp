@@ -6,15 +6,23 @@
 #include <hwloc.h>
 #include <libxsmm.h>
 #include <omp.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "sfc/error.hpp"
+#include "sfc/gemm.hpp"
 
 namespace sfc {
+
 namespace {
 
 // hwloc_topology_t with its destroy, so every throw below releases it.
@@ -74,7 +82,7 @@ Platform read_topology(hwloc_topology_t topology) {
 // software recorded beside the identity.
 void add_software(Platform& p, int threads) {
   libxsmm_init();  // idempotent; makes the detected target ISA available
-  p.threads = threads > 0 ? threads : omp_get_max_threads();
+  p.threads = threads > 0 ? threads : default_threads();
   p.isa = libxsmm_get_target_arch();
   p.libxsmm_version = LIBXSMM_VERSION;
 #if defined(__clang__)
@@ -86,10 +94,30 @@ void add_software(Platform& p, int threads) {
 #endif
 }
 
+// A topology file hwloc is to read (HWLOC_XMLFILE, or a source ending .xml):
+// a regular file of a sane size, checked first, as hwloc would block on a pipe
+// and read a device (/dev/zero) without end. Throws sfc::Error naming `what`.
+void check_topology_file(const std::string& path, const std::string& what) {
+  constexpr long long kMaxTopologyBytes = 64LL << 20;  // far above any machine's lstopo XML
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    throw Error(what + ": cannot read " + path + ": " + std::strerror(errno) +
+                "; name a topology XML file (lstopo --of xml) or unset it");
+  if (!S_ISREG(info.st_mode))
+    throw Error(what + ": " + path +
+                " is not a regular file; name a topology XML file (lstopo --of xml) or unset it");
+  if (info.st_size > kMaxTopologyBytes)
+    throw Error(what + ": " + path + " is larger than the " + std::to_string(kMaxTopologyBytes >> 20) +
+                " MiB a topology file may have");
+}
+
 // Loads `topology` from `source` ("" = this machine, honouring hwloc's environment).
 Platform load(const std::string& source) {
+  if (const char* environment = std::getenv("HWLOC_XMLFILE"); source.empty() && environment && *environment)
+    check_topology_file(environment, "HWLOC_XMLFILE");
   Topology topology;
   const bool xml = source.size() > 4 && source.ends_with(".xml");
+  if (xml) check_topology_file(source, "topology " + source);
   if (xml && hwloc_topology_set_xml(topology.get(), source.c_str()) != 0)
     throw Error("hwloc cannot read the topology file " + source);
   if (!xml && !source.empty() && hwloc_topology_set_synthetic(topology.get(), source.c_str()) != 0)

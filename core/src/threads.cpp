@@ -2,13 +2,19 @@
 // forks, and the child remembers whether there were more than one.
 #include "sfc/threads.hpp"
 
+#include "sfc/error.hpp"
+
 #include <omp.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -52,7 +58,34 @@ int count_threads() noexcept {
 
 bool in_forked_child() noexcept { return forked_child.load(std::memory_order_relaxed); }
 
-int default_threads() noexcept { return in_forked_child() ? 1 : omp_get_max_threads(); }
+int default_threads() noexcept {
+  if (in_forked_child()) return 1;
+  const int asked = omp_get_max_threads();
+  if (asked >= 1 && asked <= kMaxThreads) return asked;
+  static const int processors = [asked] {
+    const int n = std::clamp(omp_get_num_procs(), 1, kMaxThreads);
+    std::fprintf(stderr, "sfc-tune: OMP_NUM_THREADS asks for %d threads, more than %d; running on %d\n",
+                 asked, kMaxThreads, n);
+    return n;
+  }();
+  return processors;
+}
+
+void check_thread_environment() {
+  const char* text = std::getenv("OMP_NUM_THREADS");
+  if (!text || !*text) return;
+  // libgomp takes "N" or a list "N,M,..." (one count per nesting level), spaces
+  // around each count allowed: the first is the team's.
+  std::string_view first = std::string_view(text).substr(0, std::string_view(text).find(','));
+  constexpr std::string_view kSpaces = " \t\n\v\f\r";
+  first.remove_prefix(std::min(first.size(), first.find_first_not_of(kSpaces)));
+  first = first.substr(0, first.find_last_not_of(kSpaces) + 1);
+  int value = 0;
+  const auto [end, error] = std::from_chars(first.data(), first.data() + first.size(), value);
+  if (error != std::errc() || end != first.data() + first.size() || value < 1 || value > kMaxThreads)
+    throw Error(std::string("OMP_NUM_THREADS='") + text + "': must be a thread count in 1.." +
+                std::to_string(kMaxThreads) + " (as --threads); unset it or correct it");
+}
 
 int usable_threads(int threads) noexcept { return in_forked_child() || threads < 1 ? 1 : threads; }
 

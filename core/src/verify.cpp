@@ -45,9 +45,10 @@ double element(const void* data, std::size_t i, DType dtype) {
 
 }  // namespace
 
-void fill_uniform(void* data, std::size_t count, DType dtype, std::uint64_t seed) {
+void fill_uniform(void* data, std::size_t count, DType dtype, std::uint64_t seed, int threads) {
   const std::int64_t n = std::int64_t(count);
-#pragma omp parallel for schedule(static)
+  const int team = threads > 0 ? threads : default_threads();
+#pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = uniform(seed, std::uint64_t(i));
     switch (dtype) {
@@ -65,8 +66,9 @@ CheckResult check_against_reference(GemmPlan& plan, Layout layout, std::uint64_t
   const std::size_t in = input_size(dt), out = output_size(dt);
   AlignedBuffer a(std::size_t(s.m * s.k) * in), b(std::size_t(s.k * s.n) * in),
       c(std::size_t(s.m * s.n) * out);
-  fill_uniform(a.data(), std::size_t(s.m * s.k), dt, seed);
-  fill_uniform(b.data(), std::size_t(s.k * s.n), dt, seed + 1);
+  const int team = plan.threads();
+  fill_uniform(a.data(), std::size_t(s.m * s.k), dt, seed, team);
+  fill_uniform(b.data(), std::size_t(s.k * s.n), dt, seed + 1, team);
   const std::int64_t lda = row ? s.k : s.m, ldb = row ? s.n : s.k, ldc = row ? s.n : s.m;
   const Layout plain = row ? Layout::row_major : Layout::col_major;
 
@@ -82,7 +84,7 @@ CheckResult check_against_reference(GemmPlan& plan, Layout layout, std::uint64_t
 
   // Reference and |A||B| in fp64, row by row (i-k-j order streams B and C rows).
   double err2 = 0, ref2 = 0, abs2 = 0;
-#pragma omp parallel reduction(+ : err2, ref2, abs2)
+#pragma omp parallel reduction(+ : err2, ref2, abs2) num_threads(team)
   {
     std::vector<double> ref(std::size_t(s.n)), mag(std::size_t(s.n));
 #pragma omp for schedule(static)

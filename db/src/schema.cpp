@@ -429,8 +429,8 @@ void prepare_for_writing(sqlite::Database& db) {
   db.exec("PRAGMA synchronous = FULL");
 }
 
-// Leftovers of creators killed mid-way ("<name>.new-<pid>", see below) whose
-// process is gone.
+// Leftovers of creators killed mid-way ("<name>.new-<pid>-<tid>", see below)
+// whose process is gone.
 void remove_stale_creations(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::error_code error;
@@ -451,6 +451,7 @@ void remove_stale_creations(const std::filesystem::path& path) {
 // (query, export, libsfcconf) would fail until one came. So the file is built
 // under a name of this process's own (WAL mode, the current schema) and
 // linked into place; a creator that loses the race opens the winner's file.
+// The temporary name is the creating thread's own.
 void create_atomically(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
@@ -459,7 +460,10 @@ void create_atomically(const std::string& path) {
     throw Error("cannot create database " + path + ": directory " + target.parent_path().string() +
                 " does not exist");
   remove_stale_creations(target);
-  const std::string temporary = target.string() + ".new-" + std::to_string(::getpid());
+  // Of this thread, not only this process: threads of one process (online
+  // tuning in a threaded program) create the same database at once too.
+  const std::string temporary =
+      target.string() + ".new-" + std::to_string(::getpid()) + "-" + std::to_string(::gettid());
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(temporary + suffix, error);
   try {
     // The schema is written in rollback mode, straight into the file, and
@@ -507,6 +511,7 @@ sqlite::Database open_file(const std::string& path, OpenMode mode) {
   if (fs::is_directory(path, error)) throw Error(path + " is a directory, not a tuning database");
   if (!fs::is_regular_file(path, error))  // a pipe or device: SQLite would block or misread it
     throw Error(path + " is not a regular file, so not a tuning database; it was left untouched");
+  const std::string directory = fs::absolute(path, error).parent_path().string();
   if (mode == OpenMode::read_only && on_read_only_file_system(path)) {
     // No process can be writing it, and SQLite could not create the -shm
     // file a WAL database is read through: read it as the immutable file it
@@ -515,9 +520,27 @@ sqlite::Database open_file(const std::string& path, OpenMode mode) {
     if (fs::file_size(path + "-wal", error) == 0 || error)
       return sqlite::Database(path, SQLITE_OPEN_READONLY, /*immutable=*/true);
   }
+  if (mode == OpenMode::read_only && ::access(directory.c_str(), W_OK) != 0 &&
+      !fs::exists(path + "-shm", error)) {
+    // A shared database in a folder this user may not write (a fleet's, owned
+    // by another user): SQLite cannot create the -shm a WAL database is read
+    // through. With no WAL of commits beside it the file alone is the whole
+    // database, read as immutable; a writer, who must create that WAL and its
+    // -shm there, leaves the -shm behind for readers to use the normal way.
+    if (fs::file_size(path + "-wal", error) == 0 || error)
+      return sqlite::Database(path, SQLITE_OPEN_READONLY, /*immutable=*/true);
+    throw Error("database " + path + " cannot be read by this user: its latest commits are in " + path +
+                "-wal (a writer did not finish), read through a -shm file this user may not create in " +
+                directory + "; a tune, import or merge by a user who may write there recovers it");
+  }
   if (mode != OpenMode::read_only && ::access(path.c_str(), W_OK) != 0)
     throw Error("database " + path + " is not writable (" + std::strerror(errno) +
                 "): it can be read but not written (tune, import, merge)");
+  if (mode != OpenMode::read_only && ::access(directory.c_str(), W_OK) != 0)
+    throw Error("database " + path + " is not writable: its directory " + directory + " is not (" +
+                std::strerror(errno) +
+                "), and SQLite keeps its -wal and -shm files there; it can be read but not written (tune, "
+                "import, merge)");
   return sqlite::Database(path, mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
 }
 

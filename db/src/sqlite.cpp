@@ -50,11 +50,32 @@ Database& Database::operator=(Database&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+// `text` on one line: every run of whitespace (the line breaks of a statement
+// quoted as context, of a schema's SQL in SQLite's message) becomes one space.
+std::string one_line(std::string_view text) {
+  std::string line;
+  bool space = false;
+  for (const char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      space = !line.empty();
+      continue;
+    }
+    if (space) line += ' ';
+    space = false;
+    line += c;
+  }
+  return line;
+}
+
+}  // namespace
+
 void Database::fail(int code, std::string_view context) const {
   std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
   if ((code & 0xff) == SQLITE_NOTADB) message = "not an SQLite database";
   if ((code & 0xff) == SQLITE_CORRUPT) message = "the database file is corrupt (" + message + ")";
-  throw Failure("database " + path_ + ": " + std::string(context) + ": " + message, code);
+  throw Failure("database " + path_ + ": " + one_line(context) + ": " + one_line(message), code);
 }
 
 void Database::exec(const char* sql) {

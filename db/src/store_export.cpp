@@ -247,6 +247,12 @@ void keep_selected(TuningTable& table, const ExportRequest& request, const std::
   if (table.shapes.empty()) throw no_results_of(source, request);
 }
 
+void check_export_request(const ExportRequest& request) {
+  if (request.all && request.format == ExportFormat::table)
+    throw Error(
+        "export: a table holds winners only, so --all (every measurement) needs --format csv or json");
+}
+
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request) {
   return store.snapshot([&] { return export_snapshot(store, request); });
 }

@@ -1,6 +1,8 @@
 // import_results: reads csv and json exports made with --all.
 #include <algorithm>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "csv.hpp"
 #include "exchange_records.hpp"
@@ -70,25 +72,65 @@ constexpr std::size_t kMaxJsonDepth = 16;
 
 ImportBatch read_json_document(const std::string& path, const json& document);
 
+// The library's reason without its "[json.exception.parse_error.101] " code:
+// what is wrong and where, on one line.
+std::string json_reason(const json::exception& e) {
+  std::string text = e.what();
+  if (text.starts_with("[json.exception.") && text.find("] ") != std::string::npos)
+    text.erase(0, text.find("] ") + 2);
+  return text;
+}
+
+// Parses `text`, refusing a key given twice in one object: the parser would
+// keep the last silently (a measurement changed by an edit nobody sees). CSV
+// refuses a column named twice alike.
+json parse_without_duplicate_keys(const std::string& path, const std::string& text) {
+  std::vector<std::set<std::string>> open_objects;  // the keys seen so far, per enclosing object
+  std::string duplicate;
+  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: open_objects.emplace_back(); break;
+      case json::parse_event_t::object_end:
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open_objects.empty() && !open_objects.back().insert(parsed.get<std::string>()).second &&
+            duplicate.empty())
+          duplicate = parsed.get<std::string>();
+        break;
+      default: break;
+    }
+    return true;
+  };
+  json document = json::parse(text, check);
+  if (!duplicate.empty())
+    throw Error(path + ": the key \"" + duplicate +
+                "\" appears twice in one object (which one is meant?); keep one and import again");
+  return document;
+}
+
 ImportBatch read_json(const std::string& path, const std::string& text) {
   if (nesting_depth(text) > kMaxJsonDepth)
     throw Error(path + ": not an sfc-tune export (nested deeper than " + std::to_string(kMaxJsonDepth) +
                 " levels)");
   json document;
   try {
-    document = json::parse(text);
+    document = parse_without_duplicate_keys(path, text);
   } catch (const json::exception& e) {  // syntax, or a number beyond double range
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
+    throw Error(path + ": not valid JSON (" + json_reason(e) + ")");
   }
   try {
     return read_json_document(path, document);
   } catch (const json::exception& e) {  // a key of an unexpected type
-    throw Error(path + ": not a valid sfc-tune export (" + e.what() + ")");
+    throw Error(path + ": not a valid sfc-tune export (" + json_reason(e) + ")");
   }
 }
 
 ImportBatch read_json_document(const std::string& path, const json& document) {
-  if (!document.is_object() || document.value("format", "") != "sfc-tune-export")
+  if (!document.is_object())
+    throw Error(path + ": not an sfc-tune export (a JSON " + std::string(document.type_name()) +
+                ", where an export is an object with \"format\": \"sfc-tune-export\")");
+  if (document.value("format", "") != "sfc-tune-export")
     throw Error(path + ": not an sfc-tune export (its \"format\" is not \"sfc-tune-export\")");
   // Version 3 added the platform's numa_nodes and its hardware-only hash;
   // version 2 each measurement's layout. Versions 1 and 2 are still read.
@@ -233,7 +275,10 @@ ImportBatch read_export(const std::string& path) {
   if (text.compare(first, 10, "sfc-table ") == 0)
     throw Error(path +
                 " is a tuning table, which holds winners only; import a csv or json export made with --all");
-  return text[first] == '{' ? read_json(path, text) : read_csv(path, text);
+  // Any JSON value (an object, an array, a string) is read as JSON, so that
+  // its refusal speaks of JSON, not of a CSV missing its columns.
+  return text[first] == '{' || text[first] == '[' || text[first] == '"' ? read_json(path, text)
+                                                                        : read_csv(path, text);
 }
 
 }  // namespace

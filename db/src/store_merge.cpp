@@ -4,11 +4,11 @@
 
 namespace sfc {
 
-ExchangeCounts merge_results(TuningStore& into, const TuningStore& from) {
-  ExchangeCounts counts;
-  // One write transaction on `into`, one snapshot of `from`: a tuner still
-  // writing `from` adds nothing half-way.
-  into.batch([&] {
+namespace {
+
+// Adds `from` to `into` inside the caller's batch.
+void merge_one(TuningStore& into, const TuningStore& from, ExchangeCounts& counts) {
+  {
     from.snapshot([&] {
       for (const Platform& platform : from.platforms()) {
         const std::string hash = platform.hash();
@@ -22,6 +22,22 @@ ExchangeCounts merge_results(TuningStore& into, const TuningStore& from) {
         ++counts.platforms;
       }
     });
+  }
+}
+
+}  // namespace
+
+ExchangeCounts merge_results(TuningStore& into, const TuningStore& from) {
+  return merge_results(into, std::span(&from, 1));
+}
+
+ExchangeCounts merge_results(TuningStore& into, std::span<const TuningStore> from) {
+  ExchangeCounts counts;
+  // One write transaction on `into` for every input, one snapshot of each: a
+  // tuner still writing an input adds nothing half-way, and an input refused
+  // late (an inconsistent row, a clashing platform) leaves `into` unchanged.
+  into.batch([&] {
+    for (const TuningStore& store : from) merge_one(into, store, counts);
   });
   return counts;
 }

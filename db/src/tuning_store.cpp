@@ -141,6 +141,41 @@ bool has_sqlite_header(const std::string& path) {
   return read == sizeof head && std::memcmp(head, header, sizeof head) == 0;
 }
 
+void refuse_database_file_as_output(const std::string& output, const std::string& database,
+                                    const std::string& option) {
+  namespace fs = std::filesystem;
+  static constexpr std::pair<const char*, const char*> kFiles[] = {
+      {"", "the database"},
+      {"-wal", "the write-ahead log (holding its latest commits)"},
+      {"-shm", "the shared-memory index"},
+      {"-journal", "the rollback journal"},
+      {"-claims", "the tuners' claims file"}};
+  if (output.empty() || output == "-") return;
+  // A companion file of any database, named or not in the command: SQLite
+  // would take what is written there for that database's own.
+  for (const auto& [suffix, which] : kFiles)
+    if (*suffix && output.ends_with(suffix) &&
+        has_sqlite_header(output.substr(0, output.size() - std::strlen(suffix))))
+      throw Error(option + ": the output " + output + " is " + which + " of the database " +
+                  output.substr(0, output.size() - std::strlen(suffix)) + "; choose another file");
+  if (database.empty()) return;
+  std::error_code error;
+  const fs::path out = fs::weakly_canonical(output, error);
+  for (const auto& [suffix, which] : kFiles) {
+    const std::string file = database + suffix;
+    std::error_code ignored;
+    // The same name (even when the file is absent now: SQLite would take it
+    // for its own), or another name of the same file (a link).
+    const bool same =
+        (!error && out == fs::weakly_canonical(file, ignored) && !ignored) ||
+        (fs::exists(output, ignored) && fs::exists(file, ignored) && fs::equivalent(output, file, ignored));
+    if (same)
+      throw Error(option + ": the output " + output + " is " + which + " " +
+                  (*suffix ? "of the database " + database + " (" + file + ")" : database + " itself") +
+                  "; choose another file");
+  }
+}
+
 namespace {
 
 // The SQL that narrows a select (whose platform is ?1) to `filter`: results
@@ -207,20 +242,38 @@ int TuningStore::schema_version() const {
   return query.step() ? static_cast<int>(query.integer(0)) : 0;
 }
 
+namespace {
+
+// A platforms row (hash, then platform_columns()), refused as inconsistent
+// when its fields do not hash to its stored hash: merged or exported, it
+// would land under another key than its measurements'.
+Platform read_checked_platform(const sqlite::Statement& row, const std::string& path) {
+  Platform platform;
+  try {
+    platform = read_platform(row, 1);
+    verify_platform_hash(platform, row.text(0));
+  } catch (const Error& e) {
+    throw Error("database " + path + " is inconsistent: platform " + row.text(0) + ": " + e.what());
+  }
+  return platform;
+}
+
+}  // namespace
+
 std::vector<Platform> TuningStore::platforms() const {
   sqlite::Statement query =
-      impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms ORDER BY hash");
+      impl_->db.prepare("SELECT hash, " + platform_columns() + " FROM platforms ORDER BY hash");
   std::vector<Platform> out;
-  while (query.step()) out.push_back(read_platform(query, 0));
+  while (query.step()) out.push_back(read_checked_platform(query, path()));
   return out;
 }
 
 std::optional<Platform> TuningStore::platform(const std::string& hash) const {
   sqlite::Statement query =
-      impl_->db.prepare("SELECT " + platform_columns() + " FROM platforms WHERE hash = ?1");
+      impl_->db.prepare("SELECT hash, " + platform_columns() + " FROM platforms WHERE hash = ?1");
   query.bind(1, hash);
   if (!query.step()) return std::nullopt;
-  return read_platform(query, 0);
+  return read_checked_platform(query, path());
 }
 
 void TuningStore::upsert_platform(const Platform& platform) {

@@ -152,6 +152,9 @@ double checked_seconds(const FieldValue& value, bool zero_allowed) {
 void check_printable(std::string_view text) {
   // UTF-8 by its byte patterns (RFC 3629: no overlongs, surrogates or code
   // points beyond U+10FFFF), and no C0 controls or DEL.
+  if (text.size() > kMaxTextBytes)
+    throw Error("is " + std::to_string(text.size()) + " bytes long, more than the " +
+                std::to_string(kMaxTextBytes) + " a stored text may have");
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n;) {

@@ -57,8 +57,17 @@ namespace {
 // Writes `content` straight into an existing device or pipe (/dev/null, /dev/stdout):
 // renaming a temporary file over it would replace the device node itself.
 void write_through(const std::string& path, std::string_view content) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  // O_NONBLOCK: a pipe nobody reads is refused (ENXIO) instead of blocking the
+  // open for ever; the writes themselves block as usual.
+  const int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO) throw Error("cannot write " + path + ": a pipe that no process reads");
   if (fd < 0) fail("write", path, errno);
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const int error = errno;
+    close(fd);
+    fail("write", path, error);
+  }
   for (std::size_t done = 0; done < content.size();) {
     const ssize_t wrote = write(fd, content.data() + done, content.size() - done);
     if (wrote < 0 && errno == EINTR) continue;
@@ -73,6 +82,17 @@ void write_through(const std::string& path, std::string_view content) {
 }
 
 }  // namespace
+
+void check_output_file(const std::string& path) {
+  struct stat existing {};
+  if (path == "-" || stat(path.c_str(), &existing) != 0) return;
+  if (S_ISDIR(existing.st_mode)) fail("write", path, EISDIR);
+  if (!S_ISFIFO(existing.st_mode)) return;
+  const int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO) throw Error("cannot write " + path + ": a pipe that no process reads");
+  if (fd < 0) fail("write", path, errno);
+  close(fd);
+}
 
 void write_text_file_atomically(const std::string& path, std::string_view content) {
   if (path == "-") {  // standard output, as the usual command-line convention has it

@@ -9,10 +9,31 @@ namespace sfc {
 
 ConfigService ConfigService::open(const std::optional<std::string>& path, std::string_view platform) {
   const PreservedFpFlags caller_flags;
+  // What the answers depend on beside the file: the platform asked for
+  // (SFC_PLATFORM when the caller names none) and this machine's topology
+  // (hwloc's, or HWLOC_XMLFILE's). Either unusable is the tuning's failure
+  // (SourceError), not the engine's: the caller's argument stays an sfc::Error.
+  PlatformChoice choice;
+  try {
+    if (path) choice = PlatformChoice::parse_or_environment(platform);
+  } catch (const SourceError&) {
+    throw;
+  } catch (const Error& e) {
+    if (!platform.empty()) throw;
+    throw SourceError(SourceError::Kind::platform, e.what());
+  }
+  Platform here;
+  try {
+    here = detect_platform();
+  } catch (const SourceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw SourceError(SourceError::Kind::unreadable, std::string("this machine's topology: ") + e.what());
+  }
   std::vector<TuningTable> tables;
-  if (path) tables = load_tuning_tables(*path, PlatformChoice::parse_or_environment(platform));
+  if (path) tables = load_tuning_tables(*path, choice);
   // Without tuned data this machine's L2 still sizes the default's k_block_factor.
-  ConfigService service(ConfigPredictor(tables, {}, detect_platform()));
+  ConfigService service(ConfigPredictor(tables, {}, here));
   if (path) service.path_ = *path;
   return service;
 }

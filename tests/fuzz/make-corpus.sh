@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 tool=$(realpath "${1:-../../build/bin/sfc-tune}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf corpus && mkdir -p corpus/{table,import,shapes,platform,sfcconf,record}
+rm -rf corpus && mkdir -p corpus/{table,import,shapes,platform,sfcconf,record,environment}
 
 # One tiny shape tuned here: a real database, and every export of it.
 "$tool" tune --grid 64 --db "$tmp/t.db" >/dev/null 2>&1
@@ -47,6 +47,7 @@ cp ../../data/grids/*.shapes corpus/shapes/
 for spec in "256,512,1024" "m=64:4096:x2 n=128 k=256,512" "0/4" "128:8192" "1000x2000x3000"; do
   printf '%s\n' "$spec" >"corpus/shapes/spec-$(printf '%s' "$spec" | md5sum | cut -c1-8)"
 done
+printf '64 64 64\n\0\0 1 2\n' >corpus/shapes/nul.shapes  # NUL bytes inside a line
 # Shape records, as SFC_RECORD writes them.
 printf 'sfc-shape-record 1\n' >corpus/record/empty.record
 cat >corpus/record/three.record <<'RECORD'
@@ -56,4 +57,9 @@ sfc-shape-record 1
 2048 5632 2048 bf16 2 row N N 24 model inf
 64 64 64 f64 1 blocked ? ? 7 exact 0
 RECORD
+# Environments: one value per line (OMP_NUM_THREADS, SFC_COLD_BYTES, SFC_TUNE_BUDGET_MS, SFC_PLATFORM).
+printf '2\n1048576\n500\nthis\n' >corpus/environment/plain
+printf '100000\njunk\nnan\nbogus\n' >corpus/environment/bad
+printf '2,1\n99999999999999999999\n-1\n0123456789abcdef\n' >corpus/environment/lists
+printf '4097\n\n1e308\nany\n' >corpus/environment/edges
 echo "seed corpus: $(find corpus -type f | wc -l) files"

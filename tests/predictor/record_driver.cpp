@@ -7,6 +7,9 @@
 //                                                      CALLS per shape, each result checked
 //   sfc_record_driver gemm2 CALLS M N K [...]        the same from two threads at once, each GEMM
 //                                                      on one thread (so both call every shape together)
+//   sfc_record_driver spread CALLS M N K [...]       one thread per shape, all at once, each calling only
+//                                                      its shape on one thread (so each tunes and stores
+//                                                      its own shape while the others do)
 //
 // Recording is what SFC_RECORD (and SFC_VERBOSE, SFC_TUNE...) in the environment ask for.
 // Exit 0 when every call succeeded (and every gemm result is within the
@@ -118,6 +121,21 @@ int main(int argc, char** argv) {
       });
       failures += run_gemms(calls, shapes, 1);
       other.join();
+      return failures == 0 ? 0 : 1;
+    }
+    if (mode == "spread") {
+      std::atomic<int> failures{0};
+      std::vector<std::thread> threads;
+      for (const Shape& shape : shapes)
+        threads.emplace_back([&, shape] {
+          try {
+            failures += run_gemms(calls, {shape}, 1);
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "error: %s\n", e.what());
+            ++failures;
+          }
+        });
+      for (std::thread& t : threads) t.join();
       return failures == 0 ? 0 : 1;
     }
   } catch (const std::exception& e) {

@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 namespace sfc {
 namespace {
@@ -23,14 +26,15 @@ std::size_t round_up(std::size_t bytes) {
 // Writes `bytes` of a scratch buffer with all threads, evicting what the
 // caches held before. The buffer is kept for the process: allocating and
 // faulting in up to 1 GiB per measurement would dominate short runs.
-void flush_caches(std::size_t bytes) {
+void flush_caches(std::size_t bytes, int threads) {
   static std::mutex mutex;
   static AlignedBuffer buffer;
   std::lock_guard lock(mutex);
   if (buffer.bytes() < bytes) buffer = AlignedBuffer(bytes);
   auto* words = buffer.as<std::uint64_t>();
   const std::int64_t n = std::int64_t(bytes / sizeof(std::uint64_t));
-#pragma omp parallel for schedule(static)
+  const int team = threads > 0 ? threads : default_threads();
+#pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t i = 0; i < n; ++i) words[i] += 1;
 }
 
@@ -53,9 +57,19 @@ Timing pooled(const Timing& a, const Timing& b) {
 }
 
 std::size_t cold_footprint_bytes() {
-  if (const char* env = std::getenv("SFC_COLD_BYTES")) {
-    const long long v = std::atoll(env);
-    if (v >= 0) return std::size_t(v);
+  if (const char* env = std::getenv("SFC_COLD_BYTES"); env && *env) {
+    // A byte count up to half this machine's memory (the flush buffer is that big);
+    // anything else is named once and the default used, as for every other variable.
+    const std::size_t most = std::size_t(sysconf(_SC_PHYS_PAGES)) / 2 * std::size_t(sysconf(_SC_PAGE_SIZE));
+    std::size_t value = 0;
+    const std::string_view text(env);
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc() && end == text.data() + text.size() && value <= most) return value;
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr, "sfc-tune: SFC_COLD_BYTES='%s' is not a byte count in 0..%zu; using the default\n",
+                   env, most);
+    });
   }
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   const std::size_t two_l3 = l3 > 0 ? 2 * std::size_t(l3) : 0;
@@ -79,7 +93,7 @@ Timing statistics(const std::vector<double>& seconds) {
 
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners, double budget_seconds,
-                                const std::atomic<bool>* stop, int* next_set, int min_reps) {
+                                const std::atomic<bool>* stop, int* next_set, int min_reps, int threads) {
   if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
   if (min_reps < 1 || min_reps > reps)
     throw Error("the runs made whatever the budget must be in 1.." + std::to_string(reps) + ", got " +
@@ -90,7 +104,7 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
   const auto over_budget = [&](double spent) { return budgeted && spent >= budget_seconds; };
   int set = next_set ? *next_set % sets : 0;
   const auto run = [&](std::size_t i) {
-    if (flush_bytes && set == 0) flush_caches(flush_bytes);  // a new rotation reads cold sets again
+    if (flush_bytes && set == 0) flush_caches(flush_bytes, threads);  // a new rotation reads cold sets again
     const auto t0 = std::chrono::steady_clock::now();
     runners[i](set);
     set = (set + 1) % sets;
@@ -137,8 +151,10 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
 }
 
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run, double budget_seconds) {
-  return time_rounds(warmup, reps, sets, flush_bytes, std::span(&run, 1), budget_seconds).front();
+                 const std::function<void(int set)>& run, double budget_seconds, int threads) {
+  return time_rounds(warmup, reps, sets, flush_bytes, std::span(&run, 1), budget_seconds, nullptr, nullptr, 1,
+                     threads)
+      .front();
 }
 
 namespace {
@@ -163,7 +179,7 @@ void ColdOperands::check_fits(const GemmShape& s, DType dt) {
 }
 
 ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsigned seed, GemmArguments call)
-    : layout_(layout), call_(call) {
+    : layout_(layout), call_(call), threads_(plan.threads()) {
   const GemmShape& s = plan.shape();
   const DType dt = plan.dtype();
   const bool blocked = layout == Layout::blocked, row = layout == Layout::row_major;
@@ -199,8 +215,8 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
                 std::to_string(set_stride_ >> 20) + " MiB");
   }
   for (int i = 0; i < sets_; ++i) {
-    fill_uniform(const_cast<void*>(a(i)), a_count, dt, seed + 3ull * i);
-    fill_uniform(const_cast<void*>(b(i)), b_count, dt, seed + 3ull * i + 1);
+    fill_uniform(const_cast<void*>(a(i)), a_count, dt, seed + 3ull * i, threads_);
+    fill_uniform(const_cast<void*>(b(i)), b_count, dt, seed + 3ull * i + 1, threads_);
     std::memset(c(i), 0, c_bytes_);
   }
 }
@@ -231,7 +247,8 @@ std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int war
         plan->gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_, call_.beta,
                    c(set), ldc_);
     });
-  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_, min_reps);
+  return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_, min_reps,
+                     threads_);
 }
 
 }  // namespace sfc

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <random>
 #include <set>
 #include <tuple>
 
 #include "sfc/error.hpp"
+#include "sfc/text_file.hpp"
 #include "value_list.hpp"
 
 namespace sfc {
@@ -86,12 +86,15 @@ ShapeGrid ShapeGrid::parse(std::string_view spec) {
 }
 
 ShapeGrid ShapeGrid::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read shape file " + path);
+  // The reader every file of outside input goes through: a FIFO, a device or a
+  // directory is refused without reading (or blocking on) it, and the size is bounded.
+  const std::string text = read_text_file(path);
   std::vector<GemmShape> shapes;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    std::string_view content = line;
+  std::string_view rest = text;
+  for (int number = 1; !rest.empty(); ++number) {
+    const std::size_t end = rest.find('\n');
+    std::string_view content = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
     content = content.substr(0, content.find('#'));
     const std::vector<std::string_view> fields = words(content);
     if (fields.empty()) continue;
@@ -101,14 +104,17 @@ ShapeGrid ShapeGrid::load(const std::string& path) {
     shapes.push_back({parse_value(fields[0], where + ": M", kDimensions),
                       parse_value(fields[1], where + ": N", kDimensions),
                       parse_value(fields[2], where + ": K", kDimensions)});
+    if (shapes.size() > kMaxShapes)
+      throw Error("shape file " + path + " lists more than " + std::to_string(kMaxShapes) + " shapes");
   }
-  if (in.bad()) throw Error("cannot read shape file " + path);
   if (shapes.empty()) throw Error("shape file " + path + " lists no shapes");
   return ShapeGrid(shapes);
 }
 
 ShapeGrid ShapeGrid::random(int count, std::int64_t lo, std::int64_t hi, std::uint64_t seed) {
-  if (count < 1) throw Error("--random needs a shape count >= 1, got " + std::to_string(count));
+  if (count < 1 || count > kMaxRandomShapes)
+    throw Error("--random needs a shape count in 1.." + std::to_string(kMaxRandomShapes) + ", got " +
+                std::to_string(count));
   if (lo < 1 || lo > hi || hi > kMaxDimension)
     throw Error("the random range " + std::to_string(lo) + ":" + std::to_string(hi) +
                 " must satisfy 1 <= LO <= HI <= " + std::to_string(kMaxDimension));

@@ -20,6 +20,10 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   const DType dtype = options.tune.dtype;
   SessionSummary summary{.platform_hash = platform.hash(), .shapes = grid.size()};
   store.upsert_platform(platform);
+  // The winners of this selection, read as every reader reads them: a store
+  // readers refuse as inconsistent is refused here too, rather than its
+  // shapes counted as done.
+  store.winners({summary.platform_hash, dtype, platform.threads, options.tune.layout});
 
   // What each shape still needs, from what the store holds.
   struct Pending {

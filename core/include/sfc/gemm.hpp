@@ -38,6 +38,7 @@
 #include <string_view>
 
 #include "sfc/error.hpp"
+#include "sfc/threads.hpp"
 
 namespace sfc {
 
@@ -93,7 +94,7 @@ bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks);
 struct PlanRequest {
   GemmShape shape;
   DType dtype = DType::f32;
-  // At most this many threads run a call (0: omp_get_max_threads()); a small
+  // At most this many threads run a call (0: default_threads()); a small
   // one runs on fewer, one per 0.5-1 MFLOP and no more than the loop has tasks,
   // and a call of one thread on the calling thread, opening no OpenMP team.
   int threads = 0;

@@ -43,7 +43,7 @@ struct Platform {
 // ("ab", "c") and ("a", "bc") differ. Platform::hash() is this over its identity.
 std::string fingerprint(std::span<const std::string> fields);
 
-// Reads the running machine once per process (threads <= 0: omp_get_max_threads()).
+// Reads the running machine once per process (threads <= 0: default_threads()).
 // Throws sfc::Error if hwloc cannot read the topology.
 Platform detect_platform(int threads = 0);
 

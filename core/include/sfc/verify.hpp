@@ -9,9 +9,9 @@
 namespace sfc {
 
 // Fills `count` elements of `dtype` with deterministic uniform values in
-// [-1, 1) (bf16: rounded-to-nearest-even bits); parallel, same result on any
-// thread count.
-void fill_uniform(void* data, std::size_t count, DType dtype, std::uint64_t seed);
+// [-1, 1) (bf16: rounded-to-nearest-even bits); parallel on `threads` threads
+// (0: default_threads()), the same result on any thread count.
+void fill_uniform(void* data, std::size_t count, DType dtype, std::uint64_t seed, int threads = 0);
 
 struct CheckResult {
   double rel_error;  // ||C - C_ref||_F / ||C_ref||_F

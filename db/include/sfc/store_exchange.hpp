@@ -45,6 +45,10 @@ struct ExchangeCounts {
   std::int64_t duplicates = 0;    // import/merge: already in the store, skipped
 };
 
+// Throws sfc::Error for a request a user made that asks for what its format
+// cannot hold (--all with a table): the command refuses it rather than drop
+// --all silently. export_results() itself writes a table's winners whatever `all` says.
+void check_export_request(const ExportRequest& request);
 ExchangeCounts export_results(const TuningStore& store, const ExportRequest& request);
 
 // Drops the shapes `request` does not select (ExportRequest::wants) from
@@ -66,6 +70,9 @@ ExchangeCounts check_import(const std::string& path);
 // apart by hash, every measurement is kept (so winners are recomputed over
 // both runs), and the newer calibration of a platform wins.
 ExchangeCounts merge_results(TuningStore& into, const TuningStore& from);
+// Every store of `from` into `into` in one transaction: all of them land, or
+// (any refused) nothing. `platforms` counts each input's platforms.
+ExchangeCounts merge_results(TuningStore& into, std::span<const TuningStore> from);
 
 // What a tuning database or an exported table holds (`sfc-tune db info`).
 struct PlatformSummary {

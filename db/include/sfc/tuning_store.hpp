@@ -55,6 +55,16 @@ struct ResultFilter {
 // opened as a TuningStore); false for anything else, unreadable files included.
 bool has_sqlite_header(const std::string& path);
 
+// Throws sfc::Error("<option>: the output ... is <which> of the database ...")
+// when `output` names the database `database` itself or one of the files
+// SQLite and the tuner keep beside it (-wal, -shm, -journal, -claims): writing
+// there destroys committed results. Also refused: such a companion name of
+// any other existing database (SQLite would take the file for its own). The
+// one check every command that writes an output next to a database makes
+// before it writes anything (`database` may be empty).
+void refuse_database_file_as_output(const std::string& output, const std::string& database,
+                                    const std::string& option);
+
 class TuningStore {
  public:
   enum class Mode {

@@ -47,7 +47,10 @@ double checked_seconds(const FieldValue& value, bool zero_allowed);
 
 // Text a record stores (platform fields, timestamps) must be valid UTF-8
 // without control characters: JSON needs the one, line-based formats (the
-// table, CSV read by people) the other. Throws sfc::Error.
+// table, CSV read by people) the other, and at most kMaxTextBytes long (a CPU
+// model or compiler name is far shorter; a crafted megabyte would bloat every
+// table and export made from it). Throws sfc::Error.
+inline constexpr std::size_t kMaxTextBytes = 1024;
 void check_printable(std::string_view text);
 
 }  // namespace sfc

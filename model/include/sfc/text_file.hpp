@@ -21,4 +21,9 @@ std::string read_text_file(const std::string& path);
 // standard output.
 void write_text_file_atomically(const std::string& path, std::string_view content);
 
+// Throws sfc::Error("cannot write <path>: <reason>") when writing `path` would
+// fail or block at once: a directory, or a pipe that no process reads. For
+// outputs opened some other way than write_text_file_atomically.
+void check_output_file(const std::string& path);
+
 }  // namespace sfc

@@ -38,8 +38,9 @@ Timing pooled(const Timing& a, const Timing& b);
 // With `budget_seconds` > 0 each phase stops early once its runs have taken
 // that long (at least one timed run; a warm-up phase stops after the run that
 // crossed it): large shapes get fewer runs, small ones all of them.
+// The flush runs on `threads` threads (0: default_threads()), as the run timed does.
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run, double budget_seconds = 0);
+                 const std::function<void(int set)>& run, double budget_seconds = 0, int threads = 0);
 
 // Times several runners in rounds: a warm-up round runs every runner once
 // (`warmup` rounds), then each timed round visits every runner once more, until
@@ -75,7 +76,7 @@ constexpr int rounds_runs(int warmup, int reps, int runners) {
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners,
                                 double budget_seconds = 0, const std::atomic<bool>* stop = nullptr,
-                                int* next_set = nullptr, int min_reps = 1);
+                                int* next_set = nullptr, int min_reps = 1, int threads = 0);
 
 // Bytes that must be streamed to evict the caches: 2 x L3, clamped to
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
@@ -134,6 +135,7 @@ class ColdOperands {
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   std::size_t set_stride_ = 0;
+  int threads_ = 0;        // the plan's: the fills and flushes run on as many
   int next_set_ = 0;       // where the rotation over the sets goes on (see time_rounds)
   AlignedBuffer storage_;  // sets x (A | B | C), each slice 64-byte aligned
 };

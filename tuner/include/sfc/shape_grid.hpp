@@ -30,6 +30,9 @@ struct Shard {
 class ShapeGrid {
  public:
   static constexpr std::int64_t kMaxDimension = 1 << 20;
+  // The most shapes random() draws: far past any tuning run, short of a draw
+  // whose bookkeeping alone would take gigabytes.
+  static constexpr int kMaxRandomShapes = 1'000'000;
 
   ShapeGrid() = default;
   // Keeps the order; a shape listed again is dropped.

@@ -39,7 +39,7 @@ namespace sfc {
 
 struct TuneOptions {
   DType dtype = DType::f32;
-  int threads = 0;           // 0: omp_get_max_threads()
+  int threads = 0;           // 0: default_threads()
   int warmup = 2;            // untimed runs before the timed ones
   int reps = 10;             // timed runs (at most, with a budget)
   double prune_margin = -1;  // < 0: time every configuration fully
