@@ -217,6 +217,11 @@ void report() {
 [[gnu::constructor]] void on_load() {
   if (const char* verbose = std::getenv("SFC_BLAS_VERBOSE"); verbose && *verbose && *verbose != '0')
     std::atexit(report);
+  // OpenBLAS's workers spin for about 2^28 cycles after each call; between
+  // SFC-CA's calls they take the cores from its team (and its idle team from
+  // them). A short spin, for an OpenBLAS loaded after this library (Python's
+  // numpy and PyTorch), unless the user chose one: docs/blas.md, "Threads".
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
 }
 
 // SFC_VERBOSE, read once per process (the SFC-CA calls print their own line
