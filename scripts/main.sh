@@ -5,7 +5,7 @@
 # configuration of a shape that was never tuned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh sfc-tune  # the tests and the libraries build in scripts/test.sh
 bin=./build/bin/sfc-tune
 $bin gemm 1024 1024 1024 --k-layers 2 --k-block-factor 2 --check
 $bin tune --shapes data/grids/quick.shapes --db sfc-tune.db

@@ -14,4 +14,5 @@ if ((${#missing[@]})); then
     echo "test: could not install ${missing[*]}; the tests that need them are skipped" >&2
 fi
 bash scripts/setup.sh
-cd build && ctest --output-on-failure -j2 --timeout 900
+# Benchmarks registered in ctest (label benchmark) print figures; run them with `ctest -L benchmark`.
+cd build && ctest --output-on-failure -j2 --timeout 900 -LE benchmark
