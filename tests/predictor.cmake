@@ -112,7 +112,7 @@ set_tests_properties(blas.drop_in PROPERTIES ENVIRONMENT "SFC_BLAS_MIN_FLOPS=0;S
 # The child process of the recording tests (tests/test_record.cpp): libsfcconf
 # queries or sfc::gemm calls, as a program under SFC_RECORD / SFC_VERBOSE runs them.
 add_executable(sfc_record_driver ${SFC_PREDICTOR_TESTS}/record_driver.cpp)
-target_link_libraries(sfc_record_driver PRIVATE sfc_gemm sfcconf)
+target_link_libraries(sfc_record_driver PRIVATE sfc_runtime sfcconf)
 target_link_libraries(sfc_record_driver PRIVATE sfc_build_options)
 target_compile_definitions(sfc_tests PRIVATE SFC_RECORD_DRIVER="$<TARGET_FILE:sfc_record_driver>")
 add_dependencies(sfc_tests sfc_record_driver)

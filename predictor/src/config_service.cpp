@@ -1,7 +1,6 @@
 #include "sfc/config_service.hpp"
 
-#include "fp_flags.hpp"
-
+#include "sfc/fp_flags.hpp"
 #include "sfc/shape_recorder.hpp"
 #include "sfc/tuning_source.hpp"
 

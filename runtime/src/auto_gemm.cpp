@@ -16,9 +16,9 @@
 #include <string_view>
 #include <tuple>
 
-#include "fp_flags.hpp"
 #include "sfc/config_service.hpp"
 #include "sfc/error.hpp"
+#include "sfc/fp_flags.hpp"
 #include "sfc/online_tuner.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/shape_recorder.hpp"
