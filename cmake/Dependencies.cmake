@@ -20,9 +20,26 @@ if(LIBXSMM_INCLUDE_DIR AND LIBXSMM_LIBRARY AND LIBXSMM_NOBLAS_LIBRARY)
   set(LIBXSMM_FOUND TRUE)
 endif()
 sfc_require(LIBXSMM_FOUND "LIBXSMM" "libxsmm-dev")
+# The no-BLAS stubs are a fallback: LIBXSMM needs sgemv_/dgemv_ from them, and
+# their object brings sgemm_/dgemm_ along, which the drop-in (blas/) defines
+# itself. A copy of the archive whose sgemm_ and dgemm_ are weak lets a real
+# definition win without a clash (no --allow-multiple-definition); where there
+# is none, the weak stubs are linked as the strong ones were.
+set(SFC_LIBXSMM_NOBLAS_WEAK ${PROJECT_BINARY_DIR}/libxsmm/libxsmmnoblas-weak.a)
+if(NOT CMAKE_OBJCOPY)
+  find_program(CMAKE_OBJCOPY NAMES objcopy llvm-objcopy)
+endif()
+sfc_require(CMAKE_OBJCOPY "objcopy" "binutils")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${LIBXSMM_NOBLAS_LIBRARY})
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/libxsmm)
+execute_process(COMMAND ${CMAKE_OBJCOPY} --weaken-symbol=sgemm_ --weaken-symbol=dgemm_ ${LIBXSMM_NOBLAS_LIBRARY} ${SFC_LIBXSMM_NOBLAS_WEAK}
+                RESULT_VARIABLE sfc_objcopy_result ERROR_VARIABLE sfc_objcopy_error)
+if(NOT sfc_objcopy_result EQUAL 0)
+  message(FATAL_ERROR "sfc-tune: ${CMAKE_OBJCOPY} could not copy ${LIBXSMM_NOBLAS_LIBRARY}: ${sfc_objcopy_error}")
+endif()
 add_library(sfc_libxsmm INTERFACE)
 target_include_directories(sfc_libxsmm SYSTEM INTERFACE ${LIBXSMM_INCLUDE_DIR})
-target_link_libraries(sfc_libxsmm INTERFACE ${LIBXSMM_LIBRARY} ${LIBXSMM_NOBLAS_LIBRARY} pthread dl m)
+target_link_libraries(sfc_libxsmm INTERFACE ${LIBXSMM_LIBRARY} ${SFC_LIBXSMM_NOBLAS_WEAK} pthread dl m)
 
 # hwloc reads the topology and cache sizes of the platform fingerprint.
 find_package(PkgConfig QUIET)
