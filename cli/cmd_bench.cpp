@@ -16,12 +16,10 @@
 #include "commands.hpp"
 #include "sfc/analytical_model.hpp"
 #include "sfc/bench.hpp"
+#include "sfc/bench_prepare.hpp"
 #include "sfc/bench_report.hpp"
 #include "sfc/bench_summary.hpp"
-#include "sfc/calibration.hpp"
-#include "sfc/fma_peak.hpp"
 #include "sfc/gemm.hpp"
-#include "sfc/kernel_rate.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/predictor.hpp"
 #include "sfc/shape_grid.hpp"
@@ -147,20 +145,6 @@ ConfigPicker make_picker(const ConfigChoice& choice, const std::vector<GemmShape
   });
 }
 
-// The calibration a tuning table of this machine holds (gamma per core and
-// the shared beta carry over between thread counts): the one at `threads`
-// threads, else another's; zeros when none does.
-Calibration stored_calibration(const std::vector<TuningTable>& tables, int threads) {
-  Calibration found;
-  for (const TuningTable& table : tables) {
-    const Calibration& c = table.calibration;
-    if (c.gamma_gflops_per_core <= 0 || c.beta_gbytes_per_s <= 0) continue;
-    if (table.platform.threads == threads) return c;
-    if (found.gamma_gflops_per_core <= 0) found = c;
-  }
-  return found;
-}
-
 // Environment variables that change what an implementation runs: OpenBLAS's
 // core type, BLIS's and OpenMP's threading, LIBXSMM's target ISA, the cold
 // footprint. They go into the report, since a run is only reproducible with them.
@@ -258,47 +242,14 @@ void run_bench_command(const BenchArguments& a) {
   context.command_line = command_line();
   context.platform = platform.cpu_model + ", ISA " + platform.isa + ", " + std::to_string(platform.cores) +
                      " cores, platform " + platform.hash();
-  // Which kernel SFC-CA's bf16 runs on decides its figures (AMX tiles or
-  // LIBXSMM's AVX512-BF16): the report says so.
-  if (options.dtype == DType::bf16) {
-    PlanRequest probe;
-    probe.shape = {64, 64, 64};
-    probe.dtype = DType::bf16;
-    context.platform += ", SFC-CA bf16 kernel " + std::string(GemmPlan(probe).kernel());
-  }
   context.dtype = options.dtype;
   context.layout = options.layout;
   context.threads = options.threads;
   context.config_source = a.config;
   context.environment = steering_environment();
 
-  // The roofline (and --config model) rest on a calibration: the one stored
-  // for this platform when the database has it, else measured now.
-  Calibration calibration = stored_calibration(tables, options.threads);
-  std::string calibration_source = "stored calibration in " + a.db;
-  if (calibration.gamma_gflops_per_core <= 0 || calibration.beta_gbytes_per_s <= 0) {
-    spdlog::info("calibrating the roofline on {} threads (a few seconds)", options.threads);
-    calibration = calibrate(options.threads);
-    calibration_source = "calibrate() on the spot";
-  }
-  context.roofline =
-      Roofline::from_calibration(calibration, options.dtype, options.threads, calibration_source);
-  if (options.dtype == DType::bf16) {
-    // The calibration's gamma is LIBXSMM's fp32 kernel; bf16's (on AMX tiles
-    // where the CPU has them) runs several times faster: timed here instead
-    // (about 0.1 s). Without a bf16 kernel the plans fail below, with the reason.
-    try {
-      context.roofline.gflops_per_core = kernel_gflops_per_core(options.threads, 3, DType::bf16);
-      context.roofline.source += "; bf16 kernel timed on the spot";
-    } catch (const Error&) {}
-  }
-  // The ceiling above the roofline's gamma (which is LIBXSMM's kernel in cache):
-  // how far any implementation could still go on this machine. bf16 on a CPU
-  // with AMX tiles has the tile unit's, about ten times the FMAs'.
-  if (options.dtype == DType::bf16) context.peak_gflops = tile_peak_gflops(options.threads);
-  context.peak_on_tiles = context.peak_gflops > 0;
-  if (!context.peak_on_tiles)
-    context.peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
+  // Calibration, roofline, peak, bf16's kernel: measured before the shapes.
+  const Calibration calibration = prepare_bench(options, tables, a.db, context);
   const ConfigPicker picker = make_picker(config, shapes, options, calibration, platform, tables, a.db);
 
   std::vector<std::unique_ptr<GemmPeer>> peers;
