@@ -32,11 +32,16 @@ endif()
 sfc_require(CMAKE_OBJCOPY "objcopy" "binutils")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${LIBXSMM_NOBLAS_LIBRARY})
 file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/libxsmm)
-execute_process(COMMAND ${CMAKE_OBJCOPY} --weaken-symbol=sgemm_ --weaken-symbol=dgemm_ ${LIBXSMM_NOBLAS_LIBRARY} ${SFC_LIBXSMM_NOBLAS_WEAK}
+# Made at each configure, replaced only when it differs: a reconfigure must not
+# relink everything that links LIBXSMM.
+execute_process(COMMAND ${CMAKE_OBJCOPY} --weaken-symbol=sgemm_ --weaken-symbol=dgemm_ ${LIBXSMM_NOBLAS_LIBRARY}
+                        ${SFC_LIBXSMM_NOBLAS_WEAK}.new
                 RESULT_VARIABLE sfc_objcopy_result ERROR_VARIABLE sfc_objcopy_error)
 if(NOT sfc_objcopy_result EQUAL 0)
   message(FATAL_ERROR "sfc-tune: ${CMAKE_OBJCOPY} could not copy ${LIBXSMM_NOBLAS_LIBRARY}: ${sfc_objcopy_error}")
 endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${SFC_LIBXSMM_NOBLAS_WEAK}.new ${SFC_LIBXSMM_NOBLAS_WEAK})
+file(REMOVE ${SFC_LIBXSMM_NOBLAS_WEAK}.new)
 add_library(sfc_libxsmm INTERFACE)
 target_include_directories(sfc_libxsmm SYSTEM INTERFACE ${LIBXSMM_INCLUDE_DIR})
 target_link_libraries(sfc_libxsmm INTERFACE ${LIBXSMM_LIBRARY} ${SFC_LIBXSMM_NOBLAS_WEAK} pthread dl m)
