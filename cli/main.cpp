@@ -16,6 +16,7 @@
 #include "sfc/error.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
+#include "sfc/settings.hpp"
 
 namespace sfc::cli {
 
@@ -37,7 +38,7 @@ namespace {
 
 // SFC_LOG_LEVEL, or nothing when unset; an unknown name is an error, not silence.
 std::optional<spdlog::level::level_enum> log_level() {
-  const char* text = std::getenv("SFC_LOG_LEVEL");
+  const char* text = sfc::setting_value("SFC_LOG_LEVEL");
   if (!text || !*text) return std::nullopt;
   const spdlog::level::level_enum level = spdlog::level::from_str(text);
   if (level == spdlog::level::off &&
@@ -84,7 +85,7 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   // NO_COLOR (no-color.org): any value turns colour off.
-  const char* no_color = std::getenv("NO_COLOR");
+  const char* no_color = sfc::setting_value("NO_COLOR");
   spdlog::set_default_logger(spdlog::stderr_color_mt(
       "sfc", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic));
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "peers.hpp"
+#include "sfc/settings.hpp"
 
 // Paths CMake found at configure time (bench/CMakeLists.txt); empty when not found.
 #ifndef SFC_OPENBLAS_LIBRARY_PATH
@@ -49,7 +50,7 @@ const PeerSpec& find_spec(std::string_view name) {
 // The libraries to try, in the order of the header's search rules.
 std::vector<std::string> candidate_paths(const PeerSpec& spec, const std::string& library) {
   if (!library.empty()) return {library};
-  if (const char* from_environment = std::getenv(spec.environment_variable);
+  if (const char* from_environment = sfc::setting_value(spec.environment_variable);
       from_environment != nullptr && *from_environment != '\0')
     return {from_environment};
   std::vector<std::string> paths;

@@ -29,6 +29,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "sfc/settings.hpp"
 #include "sfc/threads.hpp"
 #include "sfc_blas.h"
 #include "sfc_gemm.h"
@@ -47,7 +48,7 @@ constexpr double kDefaultMinDimension = 0;
 // A number >= 0 from the environment, or `otherwise` (with a warning when the
 // variable is set to something else).
 double environment_number(const char* name, double otherwise) {
-  const char* text = std::getenv(name);
+  const char* text = sfc::setting_value(name);
   if (!text || !*text) return otherwise;
   char* end = nullptr;
   const double v = std::strtod(text, &end);
@@ -73,15 +74,15 @@ double min_dimension() {
 // default to sfc.
 bool racing() {
   static const bool value = [] {
-    const char* route = std::getenv("SFC_BLAS_ROUTE");
+    const char* route = sfc::setting_value("SFC_BLAS_ROUTE");
     if (route && *route) {
       if (!std::strcmp(route, "race")) return true;
       if (!std::strcmp(route, "sfc")) return false;
       std::fprintf(stderr, "sfc-blas: SFC_BLAS_ROUTE='%s' is not race or sfc; using race\n", route);
       return true;
     }
-    const char* tune = std::getenv("SFC_TUNE");
-    const char* record = std::getenv("SFC_RECORD");
+    const char* tune = sfc::setting_value("SFC_TUNE");
+    const char* record = sfc::setting_value("SFC_RECORD");
     return !(tune && !std::strcmp(tune, "online")) && !(record && *record);
   }();
   return value;
@@ -130,7 +131,7 @@ const Fallback& fallback() {
   static const Fallback& found = *new Fallback([] {
     Fallback f;
     void* handle = RTLD_NEXT;
-    if (const char* library = std::getenv("SFC_BLAS_FALLBACK"); library && *library) {
+    if (const char* library = sfc::setting_value("SFC_BLAS_FALLBACK"); library && *library) {
       handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
       const void* gemm = handle ? dlsym(handle, "cblas_sgemm") : nullptr;
       if (!handle) {
@@ -215,7 +216,7 @@ void report() {
 }
 
 [[gnu::constructor]] void on_load() {
-  if (const char* verbose = std::getenv("SFC_BLAS_VERBOSE"); verbose && *verbose && *verbose != '0')
+  if (const char* verbose = sfc::setting_value("SFC_BLAS_VERBOSE"); verbose && *verbose && *verbose != '0')
     std::atexit(report);
   // OpenBLAS's workers spin for about 2^28 cycles after each call; between
   // SFC-CA's calls they take the cores from its team (and its idle team from
@@ -228,7 +229,7 @@ void report() {
 // from AutoGemm, which reads the same variable).
 bool verbose() {
   static const bool value = [] {
-    const char* text = std::getenv("SFC_VERBOSE");
+    const char* text = sfc::setting_value("SFC_VERBOSE");
     return text && *text && std::string(text) != "0";
   }();
   return value;

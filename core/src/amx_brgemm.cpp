@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "sfc/arch_context.hpp"
+#include "sfc/settings.hpp"
 
 namespace sfc {
 namespace {
@@ -36,7 +37,7 @@ bool cpu_and_os_have_amx() {
 // SFC_AMX=0 switches the tiles off; 1 or unset leaves them on. Anything else
 // is named once on stderr (and leaves them on), as every other variable is.
 bool switched_off() {
-  const char* env = std::getenv("SFC_AMX");
+  const char* env = sfc::setting_value("SFC_AMX");
   if (env && *env && std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) {
     static std::once_flag warned;
     std::call_once(warned, [env] {

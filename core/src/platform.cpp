@@ -20,6 +20,7 @@
 
 #include "sfc/error.hpp"
 #include "sfc/gemm.hpp"
+#include "sfc/settings.hpp"
 
 namespace sfc {
 
@@ -113,7 +114,8 @@ void check_topology_file(const std::string& path, const std::string& what) {
 
 // Loads `topology` from `source` ("" = this machine, honouring hwloc's environment).
 Platform load(const std::string& source) {
-  if (const char* environment = std::getenv("HWLOC_XMLFILE"); source.empty() && environment && *environment)
+  if (const char* environment = sfc::setting_value("HWLOC_XMLFILE");
+      source.empty() && environment && *environment)
     check_topology_file(environment, "HWLOC_XMLFILE");
   Topology topology;
   const bool xml = source.size() > 4 && source.ends_with(".xml");

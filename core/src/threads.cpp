@@ -3,6 +3,7 @@
 #include "sfc/threads.hpp"
 
 #include "sfc/error.hpp"
+#include "sfc/settings.hpp"
 
 #include <omp.h>
 #include <pthread.h>
@@ -72,7 +73,7 @@ int default_threads() noexcept {
 }
 
 void check_thread_environment() {
-  const char* text = std::getenv("OMP_NUM_THREADS");
+  const char* text = sfc::setting_value("OMP_NUM_THREADS");
   if (!text || !*text) return;
   // libgomp takes "N" or a list "N,M,..." (one count per nesting level), spaces
   // around each count allowed: the first is the team's.

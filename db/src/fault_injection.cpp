@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "sfc/error.hpp"
+#include "sfc/settings.hpp"
 
 namespace sfc::fault {
 namespace {
@@ -188,7 +189,7 @@ void install() {
   static std::once_flag once;
   static std::string failure;
   std::call_once(once, [] {
-    const char* text = std::getenv("SFC_FAULT");
+    const char* text = sfc::setting_value("SFC_FAULT");
     if (!text || !*text) return;
     try {
       spec = parse(text);

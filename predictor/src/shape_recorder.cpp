@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sfc/error.hpp"
+#include "sfc/settings.hpp"
 #include "sfc/text_file.hpp"
 
 namespace sfc {
@@ -407,7 +408,7 @@ void ShapeRecorder::start(const std::string& path) {
 void ShapeRecorder::start_from_environment() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* path = std::getenv("SFC_RECORD");
+    const char* path = sfc::setting_value("SFC_RECORD");
     if (!path || !*path) return;
     try {
       start(path);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "sfc/settings.hpp"
 #include "sfc/tuning_store.hpp"
 
 namespace sfc {
@@ -87,7 +88,7 @@ PlatformChoice PlatformChoice::parse(std::string_view text) {
 
 PlatformChoice PlatformChoice::parse_or_environment(std::string_view text) {
   if (!text.empty()) return parse(text);
-  const char* environment = std::getenv("SFC_PLATFORM");
+  const char* environment = sfc::setting_value("SFC_PLATFORM");
   try {
     return parse(environment ? environment : "");
   } catch (const Error& e) {

@@ -21,6 +21,7 @@
 #include "sfc/fp_flags.hpp"
 #include "sfc/online_tuner.hpp"
 #include "sfc/platform.hpp"
+#include "sfc/settings.hpp"
 #include "sfc/shape_recorder.hpp"
 #include "sfc/threads.hpp"
 #include "sfc/tuning_source.hpp"
@@ -44,7 +45,7 @@ struct PlanWithAnswer {
 // SFC_VERBOSE: read once per process, so a call pays a load of this flag.
 bool verbose_from_environment() {
   static const bool verbose = [] {
-    const char* text = std::getenv("SFC_VERBOSE");
+    const char* text = sfc::setting_value("SFC_VERBOSE");
     return text && *text && std::string_view(text) != "0";
   }();
   return verbose;
@@ -264,7 +265,7 @@ AutoGemm& process_gemm() {
     bool source = false;
   };
   static const ProcessGemm process = [] {
-    const char* path = std::getenv("SFC_TUNING");
+    const char* path = sfc::setting_value("SFC_TUNING");
     // Online tuning without SFC_TUNING answers from the database it tunes
     // into, so the next process starts where this one stopped. That file may
     // not hold this machine's results yet: then nothing is read from it.

@@ -11,23 +11,24 @@
 #include "sfc/error.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/records.hpp"
+#include "sfc/settings.hpp"
 #include "sfc/tuning_store.hpp"
 
 namespace sfc {
 
 std::optional<OnlineTuning> OnlineTuning::from_environment() {
-  const char* mode = std::getenv("SFC_TUNE");
+  const char* mode = sfc::setting_value("SFC_TUNE");
   if (!mode || !*mode) return std::nullopt;
   if (std::string_view(mode) != "online") {
     std::fprintf(stderr, "sfc-tune: SFC_TUNE='%s' is not 'online'; not tuning\n", mode);
     return std::nullopt;
   }
   OnlineTuning settings;
-  if (const char* db = std::getenv("SFC_TUNE_DB"); db && *db)
+  if (const char* db = sfc::setting_value("SFC_TUNE_DB"); db && *db)
     settings.db = db;
   else
     settings.db = "sfc-tune.db";
-  if (const char* budget = std::getenv("SFC_TUNE_BUDGET_MS"); budget && *budget) {
+  if (const char* budget = sfc::setting_value("SFC_TUNE_BUDGET_MS"); budget && *budget) {
     char* end = nullptr;
     const double ms = std::strtod(budget, &end);
     if (end == budget || *end || !(ms > 0) || !std::isfinite(ms)) {

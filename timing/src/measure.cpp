@@ -1,6 +1,7 @@
 // Cold-input GEMM timing (see sfc/measure.hpp for the method).
 #include "sfc/measure.hpp"
 
+#include "sfc/settings.hpp"
 #include "sfc/verify.hpp"
 
 #include <omp.h>
@@ -57,7 +58,7 @@ Timing pooled(const Timing& a, const Timing& b) {
 }
 
 std::size_t cold_footprint_bytes() {
-  if (const char* env = std::getenv("SFC_COLD_BYTES"); env && *env) {
+  if (const char* env = sfc::setting_value("SFC_COLD_BYTES"); env && *env) {
     // A byte count up to half this machine's memory (the flush buffer is that big);
     // anything else is named once and the default used, as for every other variable.
     const std::size_t most = std::size_t(sysconf(_SC_PHYS_PAGES)) / 2 * std::size_t(sysconf(_SC_PAGE_SIZE));

@@ -40,7 +40,7 @@ struct PlatformChoice {
 
   // "" or "this": this_machine; "any"; 16 hex digits: that hash. Throws sfc::Error.
   static PlatformChoice parse(std::string_view text);
-  // parse(text), or, when text is empty, parse(getenv("SFC_PLATFORM")).
+  // parse(text), or, when text is empty, parse(the value of SFC_PLATFORM).
   static PlatformChoice parse_or_environment(std::string_view text);
 };
 
