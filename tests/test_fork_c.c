@@ -14,17 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "c_check.h"
 #include "sfc_gemm.h"
-
-static int failures = 0, checks = 0;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    ++checks;                                                                  \
-    if (!(cond)) {                                                             \
-      ++failures;                                                              \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
 
 enum { N = 192 };
 static float a[N * N], b[N * N], c[N * N];

@@ -5,18 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "sfcconf.h"
-
-static int failures = 0, checks = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    ++checks;                                                                  \
-    if (!(cond)) {                                                             \
-      ++failures;                                                              \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
 
 static char path_buffer[4096];
 static const char* in_dir(const char* dir, const char* name) {

@@ -79,6 +79,29 @@ void scale(bool row, int m, int n, T beta, T* c, int ldc) {
   }
 }
 
+// Runs `body` (which returns SFC_GEMM_OK) and turns what it throws into a
+// status and this thread's message, prefixed by `prefix`: a tuning file's
+// failure is SFC_GEMM_ERR_TUNING, another sfc::Error `engine_error` (with
+// `parameter`, for an argument), no memory SFC_GEMM_ERR_ENGINE, anything else
+// SFC_GEMM_ERR_INTERNAL.
+template <class Body>
+sfc_gemm_status guarded(const std::string& prefix, sfc_gemm_status engine_error, int parameter,
+                        Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const sfc::SourceError& e) {
+    return fail(SFC_GEMM_ERR_TUNING, prefix + e.what());
+  } catch (const sfc::Error& e) {
+    return fail(engine_error, prefix + e.what(), parameter);
+  } catch (const std::bad_alloc&) {
+    return fail(SFC_GEMM_ERR_ENGINE, prefix + "out of memory");
+  } catch (const std::exception& e) {
+    return fail(SFC_GEMM_ERR_INTERNAL, prefix + e.what());
+  } catch (...) {
+    return fail(SFC_GEMM_ERR_INTERNAL, prefix + "unknown exception");
+  }
+}
+
 template <class T>
 sfc_gemm_status gemm(const char* name, sfc_gemm_context* context, sfc_gemm_order order, sfc_gemm_transpose ta,
                      sfc_gemm_transpose tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
@@ -93,7 +116,7 @@ sfc_gemm_status gemm(const char* name, sfc_gemm_context* context, sfc_gemm_order
     scale(row, m, n, beta, c, ldc);
     return SFC_GEMM_OK;
   }
-  try {
+  return guarded(std::string(name) + ": ", SFC_GEMM_ERR_ENGINE, 0, [&] {
     sfc::AutoGemm& engine = context ? context->gemm : sfc::process_gemm();
     engine.gemm(row ? sfc::Layout::row_major : sfc::Layout::col_major,
                 ta == SFC_NO_TRANS ? sfc::Transpose::none : sfc::Transpose::transpose,
@@ -101,17 +124,7 @@ sfc_gemm_status gemm(const char* name, sfc_gemm_context* context, sfc_gemm_order
                 sizeof(T) == 8 ? sfc::DType::f64 : sfc::DType::f32, double(alpha), a, lda, b, ldb,
                 double(beta), c, ldc);
     return SFC_GEMM_OK;
-  } catch (const sfc::SourceError& e) {
-    return fail(SFC_GEMM_ERR_TUNING, std::string(name) + ": " + e.what());
-  } catch (const sfc::Error& e) {
-    return fail(SFC_GEMM_ERR_ENGINE, std::string(name) + ": " + e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(SFC_GEMM_ERR_ENGINE, std::string(name) + ": out of memory");
-  } catch (const std::exception& e) {
-    return fail(SFC_GEMM_ERR_INTERNAL, std::string(name) + ": " + e.what());
-  } catch (...) {
-    return fail(SFC_GEMM_ERR_INTERNAL, std::string(name) + ": unknown exception");
-  }
+  });
 }
 
 }  // namespace
@@ -121,18 +134,11 @@ extern "C" {
 sfc_gemm_status sfc_gemm_open(const char* tuning_path, const char* platform, sfc_gemm_context** out) {
   if (!out) return fail(SFC_GEMM_ERR_ARGUMENT, "sfc_gemm_open: out is NULL", 3);
   *out = nullptr;
-  try {
+  // Only the platform choice (parameter 2) is checked here: any other sfc::Error names it.
+  return guarded("", SFC_GEMM_ERR_ARGUMENT, 2, [&] {
     *out = new sfc_gemm_context{sfc::AutoGemm(tuning_path, platform)};
     return SFC_GEMM_OK;
-  } catch (const sfc::SourceError& e) {
-    return fail(SFC_GEMM_ERR_TUNING, e.what());
-  } catch (const sfc::Error& e) {
-    return fail(SFC_GEMM_ERR_ARGUMENT, e.what(), 2);  // only the platform choice is checked here
-  } catch (const std::bad_alloc&) {
-    return fail(SFC_GEMM_ERR_ENGINE, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(SFC_GEMM_ERR_INTERNAL, e.what());
-  }
+  });
 }
 
 void sfc_gemm_close(sfc_gemm_context* context) { delete context; }
@@ -187,29 +193,18 @@ extern "C" {
 
 sfc_gemm_status sfc_gemm_record_open(const char* path) {
   if (!path || !*path) return fail(SFC_GEMM_ERR_ARGUMENT, "sfc_gemm_record_open: path is NULL or empty", 1);
-  try {
+  // Not a shape record (RecordFormatError), or not creatable or readable: the tuning side's failure.
+  return guarded("sfc_gemm_record_open: ", SFC_GEMM_ERR_TUNING, 0, [&] {
     sfc::ShapeRecorder::start(path);
     return SFC_GEMM_OK;
-  } catch (const sfc::Error& e) {  // not a shape record (RecordFormatError), or not creatable or readable
-    return fail(SFC_GEMM_ERR_TUNING, std::string("sfc_gemm_record_open: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(SFC_GEMM_ERR_ENGINE, "sfc_gemm_record_open: out of memory");
-  } catch (const std::exception& e) {
-    return fail(SFC_GEMM_ERR_INTERNAL, std::string("sfc_gemm_record_open: ") + e.what());
-  }
+  });
 }
 
 sfc_gemm_status sfc_gemm_record_flush(void) {
-  try {
+  return guarded("sfc_gemm_record_flush: ", SFC_GEMM_ERR_TUNING, 0, [] {
     sfc::ShapeRecorder::flush_active();
     return SFC_GEMM_OK;
-  } catch (const sfc::Error& e) {
-    return fail(SFC_GEMM_ERR_TUNING, std::string("sfc_gemm_record_flush: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(SFC_GEMM_ERR_ENGINE, "sfc_gemm_record_flush: out of memory");
-  } catch (const std::exception& e) {
-    return fail(SFC_GEMM_ERR_INTERNAL, std::string("sfc_gemm_record_flush: ") + e.what());
-  }
+  });
 }
 
 sfc_gemm_status sfc_gemm_record_close(void) {
