@@ -159,6 +159,7 @@ struct AutoGemm::Impl {
         }
     }
     // Not counted here: gemm() records every call, this is only a plan's first.
+    const PreservedFpFlags caller_flags;  // answering and planning raise none the caller could see
     const Answer answer = service.lookup({key.m, key.n, key.k}, key.dtype, key.threads, key.layout);
     static std::atomic<bool> gap_said{false};
     if (!gap_said.load(std::memory_order_relaxed))
@@ -201,7 +202,6 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
                     double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
                     double beta, void* c, std::int64_t ldc, int threads) {
   const PlanKey key{shape.m, shape.n, shape.k, dtype, threads > 0 ? threads : default_threads(), layout};
-  std::optional<PreservedFpFlags> caller_flags(std::in_place);  // until the GEMM's own arithmetic starts
   PlanWithAnswer plan = impl_->acquire(key);
   // The plan that runs this call: the pool's, or online tuning's candidate.
   GemmPlan* running = plan.plan.get();
@@ -210,6 +210,7 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   OnlineTuner::Step step;
   // Not in a forked child, whose runs on one thread would be stored as the key's thread count's.
   if (impl_->online && plan.answer.tier != Tier::exact && !in_forked_child()) [[unlikely]] {
+    const PreservedFpFlags caller_flags;  // the tuner's candidates come from the model
     try {
       step = impl_->online->next(key, plan.answer);
       if (step.kind == OnlineTuner::Step::Kind::winner) {
@@ -230,7 +231,6 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
     }
   }
   const bool timed = impl_->verbose || candidate;
-  caller_flags.reset();
   const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     running->gemm(layout, trans_a, trans_b, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -241,8 +241,10 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
   }
   const double seconds =
       timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0;
-  const PreservedFpFlags product_flags;  // what the GEMM raised, and nothing the bookkeeping below adds
-  if (candidate) impl_->online->report(key, step.candidate, seconds);
+  if (candidate) {
+    const PreservedFpFlags product_flags;  // what the GEMM raised, and nothing storing the result adds
+    impl_->online->report(key, step.candidate, seconds);
+  }
   // Counted once it ran: a call the engine refused is not a shape the program runs.
   if (ShapeRecorder* recorder = ShapeRecorder::active())
     recorder->count({key.m, key.n, key.k, dtype, key.threads, layout, recorded(trans_a), recorded(trans_b)},
