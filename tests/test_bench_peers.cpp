@@ -45,21 +45,6 @@ TEST_CASE("bench: SFC_<NAME>_LIBRARY overrides where a peer is loaded from") {
 
 namespace {
 
-// A 2x3 times 3x2 product in small integers: exact in every dtype, and it
-// tells row-major from column-major and a transpose from none.
-template <class T>
-std::vector<double> small_product(const sfc::GemmPeer& peer, sfc::DType dtype, T (*convert)(float)) {
-  const float a[] = {1, 2, 3, 4, 5, 6};     // 2x3, row-major
-  const float b[] = {7, 8, 9, 10, 11, 12};  // 3x2, row-major
-  std::vector<T> as, bs;
-  for (float v : a) as.push_back(convert(v));
-  for (float v : b) bs.push_back(convert(v));
-  using Out = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  std::vector<Out> c(4, Out(-1));
-  peer.gemm(dtype, {2, 2, 3}, as.data(), 3, bs.data(), 2, c.data(), 2);
-  return {c.begin(), c.end()};
-}
-
 float as_float(float v) { return v; }
 double as_double(float v) { return v; }
 std::uint16_t as_bf16(float v) {  // exact for small integers: truncation loses nothing
@@ -68,10 +53,89 @@ std::uint16_t as_bf16(float v) {  // exact for small integers: truncation loses 
   return std::uint16_t(bits >> 16);
 }
 
+// Element (r, c) of a plain matrix in `layout` with leading dimension ld.
+std::size_t at(sfc::Layout layout, std::int64_t r, std::int64_t c, std::int64_t ld) {
+  return layout == sfc::Layout::row_major ? std::size_t(r * ld + c) : std::size_t(r + c * ld);
+}
+
+// C = alpha op(A) op(B) + beta C through the peer, on small integers (exact
+// in every dtype: every product and sum is an integer or a half below 2^8),
+// with padded leading dimensions, against a naive reference of the same call.
+// M, N, K differ, so a swapped size or operand, an ignored transpose or the
+// wrong order all change the result. Returns the largest difference.
+template <class T>
+double call_error(const sfc::GemmPeer& peer, sfc::DType dtype, T (*convert)(float), sfc::Layout layout,
+                  const sfc::GemmArguments& call) {
+  using Out = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const std::int64_t m = 3, n = 4, k = 5;
+  const bool ta = call.trans_a == sfc::Transpose::transpose, tb = call.trans_b == sfc::Transpose::transpose;
+  // Stored shapes: op(A) = A^T means A is K x M.
+  const std::int64_t a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+  const bool row = layout == sfc::Layout::row_major;
+  const std::int64_t lda = (row ? a_cols : a_rows) + 2, ldb = (row ? b_cols : b_rows) + 1,
+                     ldc = (row ? n : m) + 3;
+  std::vector<T> a(std::size_t(lda * (row ? a_rows : a_cols)), convert(99)),
+      b(std::size_t(ldb * (row ? b_rows : b_cols)), convert(99));
+  std::vector<Out> c(std::size_t(ldc * (row ? m : n)), Out(-7));
+  std::vector<double> a_value(a.size()), b_value(b.size());
+  for (std::int64_t r = 0; r < a_rows; ++r)
+    for (std::int64_t q = 0; q < a_cols; ++q) {
+      const float v = float((r * 3 + q * 5) % 7 - 3);
+      a[at(layout, r, q, lda)] = convert(v);
+      a_value[at(layout, r, q, lda)] = v;
+    }
+  for (std::int64_t r = 0; r < b_rows; ++r)
+    for (std::int64_t q = 0; q < b_cols; ++q) {
+      const float v = float((r * 2 + q * 3) % 5 - 2);
+      b[at(layout, r, q, ldb)] = convert(v);
+      b_value[at(layout, r, q, ldb)] = v;
+    }
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) c[at(layout, i, j, ldc)] = Out(i - j);
+  const std::vector<Out> initial = c;
+  peer.gemm(dtype, layout, call, {m, n, k}, a.data(), lda, b.data(), ldb, c.data(), ldc);
+
+  double worst = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        sum += a_value[ta ? at(layout, p, i, lda) : at(layout, i, p, lda)] *
+               b_value[tb ? at(layout, j, p, ldb) : at(layout, p, j, ldb)];
+      const double expected = call.alpha * sum + call.beta * double(initial[at(layout, i, j, ldc)]);
+      worst = std::max(worst, std::abs(double(c[at(layout, i, j, ldc)]) - expected));
+    }
+  // Entries outside C (the padding) are left alone.
+  for (std::size_t e = 0; e < c.size(); ++e)
+    if (c[e] != initial[e]) {
+      const std::int64_t major = std::int64_t(e) / ldc, minor = std::int64_t(e) % ldc;
+      if (minor >= (row ? n : m) || major >= (row ? m : n)) worst = std::max(worst, 1e9);
+    }
+  return worst;
+}
+
+template <class T>
+void check_every_call(const sfc::GemmPeer& peer, sfc::DType dtype, T (*convert)(float)) {
+  const sfc::Transpose none = sfc::Transpose::none, trans = sfc::Transpose::transpose;
+  for (sfc::Layout layout : {sfc::Layout::row_major, sfc::Layout::col_major})
+    for (sfc::Transpose ta : {none, trans})
+      for (sfc::Transpose tb : {none, trans})
+        for (double alpha : {1.0, 2.0})
+          for (double beta : {0.0, 0.5}) {
+            const sfc::GemmArguments call{.trans_a = ta, .trans_b = tb, .alpha = alpha, .beta = beta};
+            CAPTURE(sfc::to_string(dtype));
+            CAPTURE(sfc::to_string(layout));
+            CAPTURE(ta == trans);
+            CAPTURE(tb == trans);
+            CAPTURE(alpha);
+            CAPTURE(beta);
+            CHECK(call_error(peer, dtype, convert, layout, call) == 0);
+          }
+}
+
 }  // namespace
 
-TEST_CASE("bench: installed peers compute C = A * B on row-major matrices") {
-  const std::vector<double> expected = {58, 64, 139, 154};
+TEST_CASE("bench: installed peers run C = alpha op(A) op(B) + beta C in both layouts, as SFC-CA does") {
   for (const std::string& name : sfc::known_peer_names()) {
     sfc::PeerLoad load = sfc::load_peer(name);
     if (!load.peer) {
@@ -82,15 +146,28 @@ TEST_CASE("bench: installed peers compute C = A * B on row-major matrices") {
     INFO(load.peer->description());
     load.peer->set_threads(1);
     CHECK(load.peer->supports(sfc::DType::f32));
-    CHECK(small_product(*load.peer, sfc::DType::f32, as_float) == expected);
-    if (load.peer->supports(sfc::DType::f64))
-      CHECK(small_product(*load.peer, sfc::DType::f64, as_double) == expected);
-    if (load.peer->supports(sfc::DType::bf16))
-      CHECK(small_product(*load.peer, sfc::DType::bf16, as_bf16) == expected);
+    check_every_call(*load.peer, sfc::DType::f32, as_float);
+    if (load.peer->supports(sfc::DType::f64)) check_every_call(*load.peer, sfc::DType::f64, as_double);
+    if (load.peer->supports(sfc::DType::bf16)) check_every_call(*load.peer, sfc::DType::bf16, as_bf16);
+    float dummy[4] = {};
     for (sfc::DType dtype : {sfc::DType::f64, sfc::DType::bf16})
-      if (!load.peer->supports(dtype)) {
-        float dummy[4] = {};
-        CHECK_THROWS_AS(load.peer->gemm(dtype, {1, 1, 1}, dummy, 1, dummy, 1, dummy, 1), sfc::Error);
-      }
+      if (!load.peer->supports(dtype))
+        CHECK_THROWS_AS(
+            load.peer->gemm(dtype, sfc::Layout::row_major, {}, {1, 1, 1}, dummy, 1, dummy, 1, dummy, 1),
+            sfc::Error);
+    CHECK_THROWS_AS(
+        load.peer->gemm(sfc::DType::f32, sfc::Layout::blocked, {}, {1, 1, 1}, dummy, 1, dummy, 1, dummy, 1),
+        sfc::Error);
+  }
+}
+
+TEST_CASE("bench: a generic (reference) BLIS build says it is not a contender, an optimised peer counts") {
+  for (const std::string& name : sfc::known_peer_names()) {
+    sfc::PeerLoad load = sfc::load_peer(name);
+    if (!load.peer) continue;
+    INFO(load.peer->description());
+    const bool generic = load.peer->description().find("sub-configuration generic") != std::string::npos;
+    CHECK(load.peer->not_a_contender().empty() == !generic);
+    if (generic) CHECK(load.peer->not_a_contender().find("'generic'") != std::string::npos);
   }
 }

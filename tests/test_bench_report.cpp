@@ -7,6 +7,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "sfc/arch_context.hpp"
+#include "sfc/bench_prepare.hpp"
 #include "sfc/bench_report.hpp"
 #include "sfc/fma_peak.hpp"
 #include "test_bench_support.hpp"
@@ -74,6 +75,54 @@ TEST_CASE("bench: with an FMA peak the table and JSON give each implementation's
   CHECK(table.substr(row, table.find('\n', row) - row).find(" 0.500") != std::string::npos);  // sfc-ca
   CHECK(sfc::to_json(context, result, summary)["fma_peak_gflops"].get<double>() ==
         doctest::Approx(context.peak_gflops));
+}
+
+TEST_CASE("bench: a peak some GEMM beat is called measured low, and no ratio to it is shown") {
+  const sfc::BenchResult result = sfc::test::two_shape_result();
+  sfc::BenchContext context = test_context();
+  const sfc::BenchSummary summary = sfc::summarize(result);
+  context.peak_gflops = sfc::highest_measured_gflops(result) / 2;
+  context.peak_measured_low = true;
+  context.peak_remeasured = true;
+  std::ostringstream out, svg;
+  sfc::write_table(out, context, result, summary);
+  const std::string table = out.str();
+  CHECK(table.find("# note: the FMA peak was measured low (busy machine?): ratios to it are not shown") !=
+        std::string::npos);
+  CHECK(table.find("again after the shapes") != std::string::npos);
+  CHECK(table.find("WHM / FMA peak") == std::string::npos);
+  sfc::write_svg(svg, context, result);
+  CHECK(svg.str().find("class=\"fma-peak\"") == std::string::npos);
+  CHECK(svg.str().find("FMA peak was measured low") != std::string::npos);
+  CHECK(sfc::to_json(context, result, summary)["peak_measured_low"] == true);
+}
+
+TEST_CASE("bench: a peak below a measured rate is measured again, and called low if still below") {
+  sfc::BenchOptions options;
+  options.threads = 1;
+  sfc::BenchResult result = sfc::test::two_shape_result();
+  sfc::BenchContext context = test_context();
+  context.peak_gflops = 1e9;  // above anything measured: kept as is
+  CHECK_FALSE(sfc::recheck_peak(options, result, context));
+  CHECK_FALSE(context.peak_remeasured);
+  CHECK_FALSE(context.peak_measured_low);
+  if (sfc::fma_peak_gflops(1) <= 0) return;  // no FMA loop on this CPU: nothing to measure again
+  context.peak_gflops = 1e-6;                // below every rate: measured again
+  result.shapes[0].timings[0].min = 1e-15;   // and one GEMM faster than any CPU
+  CHECK(sfc::recheck_peak(options, result, context));
+  CHECK(context.peak_remeasured);
+  CHECK(context.peak_gflops > 1);  // the new measurement, the higher of the two
+  CHECK(context.peak_measured_low);
+}
+
+TEST_CASE("bench: the highest measured rate is the fastest run of any shape and implementation") {
+  sfc::BenchResult result = sfc::test::two_shape_result();
+  result.statistic = sfc::Statistic::mean;  // the mean does not matter here
+  double highest = 0;
+  for (const sfc::ShapeMeasurement& m : result.shapes)
+    for (const sfc::Timing& t : m.timings) highest = std::max(highest, m.shape.flops() / t.min / 1e9);
+  CHECK(sfc::highest_measured_gflops(result) == doctest::Approx(highest));
+  CHECK(sfc::highest_measured_gflops(sfc::BenchResult{}) == 0);
 }
 
 TEST_CASE("bench: a peak of the tile unit is named so in the table, the JSON and the plot") {
@@ -168,7 +217,10 @@ TEST_CASE("bench: the SVG plot is well-formed and draws every series and the roo
   CHECK(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
   for (const char* id : {"series-sfc-ca", "series-a", "series-b", "series-roofline"})
     CHECK_MESSAGE(svg.find(std::string("id=\"") + id + "\"") != std::string::npos, id);
-  CHECK(svg.find("stroke-dasharray") != std::string::npos);  // the roofline is dashed
+  // Separate shapes are not a trend: a marker per shape, nothing joins them.
+  CHECK(svg.find("<polyline") == std::string::npos);
+  CHECK(svg.find("<path") == std::string::npos);
+  CHECK(svg.find("<circle") != std::string::npos);
   CHECK(svg.find("a&amp;b&lt;c&gt;.svg") != std::string::npos);
   // Shapes run along x by arithmetic intensity: 64^3 (21.3 flop/B) before 128^3 (42.7).
   CHECK(svg.find("64x64x64") < svg.find("128x128x128"));

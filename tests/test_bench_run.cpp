@@ -13,24 +13,30 @@
 
 namespace {
 
-// A textbook row-major GEMM; `error` is added to C[0] to play a broken library.
+// A textbook GEMM (either layout, transposes, alpha, beta); `error` is added
+// to C[0] to play a broken library.
 class NaivePeer final : public sfc::GemmPeer {
  public:
-  NaivePeer(std::string name, bool has_f64, float error = 0)
-      : name_(std::move(name)), has_f64_(has_f64), error_(error) {}
+  NaivePeer(std::string name, bool has_f64, float error = 0, std::string not_a_contender = {})
+      : name_(std::move(name)),
+        has_f64_(has_f64),
+        error_(error),
+        not_a_contender_(std::move(not_a_contender)) {}
   std::string_view name() const override { return name_; }
   std::string description() const override { return "naive " + name_; }
   bool supports(sfc::DType dtype) const override {
     return dtype == sfc::DType::f32 || (has_f64_ && dtype == sfc::DType::f64);
   }
+  std::string not_a_contender() const override { return not_a_contender_; }
   void set_threads(int threads) override { *threads_ = threads; }
-  void gemm(sfc::DType dtype, const sfc::GemmShape& s, const void* a, std::int64_t lda, const void* b,
-            std::int64_t ldb, void* c, std::int64_t ldc) const override {
+  void gemm(sfc::DType dtype, sfc::Layout layout, const sfc::GemmArguments& call, const sfc::GemmShape& s,
+            const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
+            std::int64_t ldc) const override {
     if (dtype == sfc::DType::f32)
-      multiply(s, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
+      multiply(layout, call, s, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
                static_cast<float*>(c), ldc);
     else
-      multiply(s, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+      multiply(layout, call, s, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
                static_cast<double*>(c), ldc);
   }
   // Shared, so a test can read it after run_bench has taken (and destroyed) the peer.
@@ -38,19 +44,27 @@ class NaivePeer final : public sfc::GemmPeer {
 
  private:
   template <class T>
-  void multiply(const sfc::GemmShape& s, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
-                std::int64_t ldc) const {
+  void multiply(sfc::Layout layout, const sfc::GemmArguments& call, const sfc::GemmShape& s, const T* a,
+                std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc) const {
+    const auto at = [layout](std::int64_t r, std::int64_t q, std::int64_t ld) {
+      return layout == sfc::Layout::row_major ? r * ld + q : r + q * ld;
+    };
+    const bool ta = call.trans_a == sfc::Transpose::transpose, tb = call.trans_b == sfc::Transpose::transpose;
     for (std::int64_t i = 0; i < s.m; ++i)
       for (std::int64_t j = 0; j < s.n; ++j) {
         double sum = 0;
-        for (std::int64_t p = 0; p < s.k; ++p) sum += double(a[i * lda + p]) * double(b[p * ldb + j]);
-        c[i * ldc + j] = T(sum);
+        for (std::int64_t p = 0; p < s.k; ++p)
+          sum +=
+              double(a[ta ? at(p, i, lda) : at(i, p, lda)]) * double(b[tb ? at(j, p, ldb) : at(p, j, ldb)]);
+        T& out = c[at(i, j, ldc)];
+        out = T(call.alpha * sum + (call.beta == 0 ? 0.0 : call.beta * double(out)));
       }
     c[0] += T(error_);
   }
   std::string name_;
   bool has_f64_;
   float error_;
+  std::string not_a_contender_;
 };
 
 const std::vector<sfc::GemmShape> kShapes = {{40, 24, 56}, {17, 33, 130}};
@@ -143,23 +157,74 @@ TEST_CASE("bench: timings without a warm-up carry a note that first calls are in
   CHECK(r.notes[0].find("--warmup 0") != std::string::npos);
 }
 
-TEST_CASE("bench: transposes, alpha and beta run SFC-CA alone, through the BLAS entry") {
+TEST_CASE("bench: the peers run the same transposes, alpha and beta as SFC-CA, checked against fp64") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  const sfc::Transpose t = sfc::Transpose::transpose, n = sfc::Transpose::none;
+  for (sfc::Layout layout : {sfc::Layout::row_major, sfc::Layout::col_major})
+    for (const sfc::GemmArguments& call :
+         {sfc::GemmArguments{.trans_a = t, .trans_b = n, .alpha = 2, .beta = 0.5},
+          sfc::GemmArguments{.trans_a = n, .trans_b = t, .alpha = 1, .beta = 0},
+          sfc::GemmArguments{.trans_a = t, .trans_b = t, .alpha = 2, .beta = 0}}) {
+      CAPTURE(sfc::to_string(layout));
+      CAPTURE(call.alpha);
+      CAPTURE(call.beta);
+      sfc::BenchOptions o = tiny_options(layout);
+      o.call = call;
+      std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+      peers.push_back(std::make_unique<NaivePeer>("first", true));
+      const sfc::BenchResult r = sfc::run_bench(
+          kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers), kRoofline);
+      CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "first"});
+      REQUIRE(r.shapes.size() == 2);
+      for (const sfc::ShapeMeasurement& m : r.shapes) {
+        CHECK(m.timings.at(1).mean > 0);
+        CHECK(m.max_error_ratio <= 1);
+      }
+      CHECK(r.notes.empty());
+    }
+  // A peer that ignores beta (or gets another initial C) is caught by the check.
   sfc::BenchOptions o = tiny_options(sfc::Layout::col_major);
-  o.call = {.trans_a = sfc::Transpose::transpose, .trans_b = sfc::Transpose::none, .alpha = 2, .beta = 1};
+  o.call = {.trans_a = t, .trans_b = n, .alpha = 2, .beta = 0.5};
   std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
-  peers.push_back(std::make_unique<NaivePeer>("first", true));
+  peers.push_back(std::make_unique<NaivePeer>("off", true, 0.5f));
   const sfc::BenchResult r = sfc::run_bench(
       kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers), kRoofline);
-  CHECK(r.implementations == std::vector<std::string>{"sfc-ca"});
-  REQUIRE(r.shapes.size() == 2);
-  for (const sfc::ShapeMeasurement& m : r.shapes) CHECK(m.timings.at(0).mean > 0);
-  REQUIRE(r.notes.size() == 1);
-  CHECK(r.notes[0].find("peers run C = A*B only") != std::string::npos);
+  CHECK(r.shapes.at(0).max_error_ratio > 1);
+  CHECK(r.shapes.at(0).worst_implementation == 1);
   o.layout = sfc::Layout::blocked;
   CHECK_THROWS_AS(sfc::run_bench(
                       kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, {}, kRoofline),
                   sfc::Error);
+}
+
+TEST_CASE("bench: a peer that is not a contender is timed and listed, and left out of the best-peer ratio") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  for (bool count_every_peer : {false, true}) {
+    CAPTURE(count_every_peer);
+    std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+    peers.push_back(std::make_unique<NaivePeer>("reference", true, 0.0f, "reference is a reference build"));
+    peers.push_back(std::make_unique<NaivePeer>("real", true));
+    sfc::BenchOptions o = tiny_options(sfc::Layout::row_major);
+    o.count_every_peer = count_every_peer;
+    sfc::BenchResult r = sfc::run_bench(
+        kShapes, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers), kRoofline);
+    CHECK(r.implementations == std::vector<std::string>{"sfc-ca", "reference", "real"});
+    CHECK(r.in_peer_ratio == std::vector<bool>{false, count_every_peer, true});
+    if (count_every_peer) {
+      CHECK(r.notes.empty());
+    } else {
+      REQUIRE(r.notes.size() == 1);
+      CHECK(r.notes[0].find("reference is a reference build") == 0);
+      // Make the left-out peer the fastest by far: the ratio still names the other.
+      for (sfc::ShapeMeasurement& m : r.shapes) {
+        m.timings[1].min = m.timings[1].mean = 1e-12;
+        for (auto& pass : m.passes) pass[1].min = pass[1].mean = 1e-12;
+      }
+      const sfc::BenchSummary s = sfc::summarize(r);
+      REQUIRE(s.best_peer.has_value());
+      CHECK(*s.best_peer == 2);
+    }
+  }
 }
 
 TEST_CASE("bench: variants of the call are timed beside it, as implementations of their own") {
@@ -281,7 +346,9 @@ TEST_CASE("bench: a result that differs from a peer's is flagged") {
       std::move(peers), kRoofline);
   CHECK(r.shapes[0].max_error_ratio > 1);
   REQUIRE(r.notes.size() == 1);
-  CHECK(r.notes[0].find("differs from a peer's") != std::string::npos);
+  CHECK(r.notes[0].find("wrong's result") == 0);
+  CHECK(r.notes[0].find("differs from the fp64 reference") != std::string::npos);
+  CHECK(r.shapes[0].worst_implementation == 1);
 }
 
 TEST_CASE("bench: bad requests are sfc::Error before anything runs") {

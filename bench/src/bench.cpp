@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "sfc/clocks.hpp"
 #include "sfc/config_set.hpp"
 #include "sfc/tuner.hpp"
+#include "sfc/verify.hpp"
 
 namespace sfc {
 namespace {
@@ -40,28 +42,18 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, co
           .layout = options.layout};
 }
 
-// A peer's GEMM on plain matrices in `layout`. The peers' entry points are
-// row-major, so a column-major C = A B runs as the row-major C^T = B^T A^T:
-// the same memory, N and M swapped, B and A swapped.
-void peer_gemm(const GemmPeer& peer, DType dtype, Layout layout, const GemmShape& shape, const void* a,
-               std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) {
-  if (layout == Layout::col_major)
-    peer.gemm(dtype, {shape.n, shape.m, shape.k}, b, ldb, a, lda, c, ldc);
-  else
-    peer.gemm(dtype, shape, a, lda, b, ldb, c, ldc);
-}
-
-// The peers' timing uses the cold-input sets of `operands` like SFC-CA's; the
-// caches are flushed before the timed runs whether or not ColdOperands would
-// have (it does not expose that choice), which on this project's machines
-// (footprint 1 GiB) is the same decision for every shape it can hold.
+// The peers' timing uses the cold-input sets of `operands` like SFC-CA's, and
+// their call (layout, transposes, alpha, beta); the caches are flushed before
+// the timed runs whether or not ColdOperands would have (it does not expose
+// that choice), which on this project's machines (footprint 1 GiB) is the same
+// decision for every shape it can hold.
 Timing time_peer(const GemmPeer& peer, ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
   return time_runs(
       options.warmup, reps, operands.sets(), cold_footprint_bytes(),
       [&](int set) {
-        peer_gemm(peer, options.dtype, operands.layout(), shape, operands.a(set), operands.lda(),
-                  operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
+        peer.gemm(options.dtype, operands.layout(), operands.arguments(), shape, operands.a(set),
+                  operands.lda(), operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
       },
       /*budget_seconds=*/0, options.threads);
 }
@@ -72,42 +64,121 @@ double unit_roundoff(DType dtype) {
                              : std::numeric_limits<float>::epsilon() / 2;
 }
 
-double element(const AlignedBuffer& c, DType dtype, std::size_t i) {
-  return dtype == DType::f64 ? c.as<double>()[i] : double(c.as<float>()[i]);
+double output_element(const void* c, DType dtype, std::size_t i) {
+  return dtype == DType::f64 ? static_cast<const double*>(c)[i] : double(static_cast<const float*>(c)[i]);
 }
 
-// Runs SFC-CA (pack, execute, unpack: the blocked path the timing used, plus
-// packing) and every peer on the first plain input set, and returns the
-// largest difference to a peer over the tolerance: a summation-order bound,
-// 16 K u max(1, |C|), that real results meet by orders of magnitude and
-// wrong ones (a missing or doubled K block) miss by as much.
-double verify(GemmPlan& plan, const ColdOperands& plain, const std::vector<std::unique_ptr<GemmPeer>>& peers,
-              DType dtype) {
-  const GemmShape& s = plan.shape();
-  const std::size_t in = input_size(dtype), out = output_size(dtype);
-  const std::size_t count = std::size_t(s.m * s.n);
-  AlignedBuffer a(plan.a_elements() * in), b(plan.b_elements() * in), c(plan.c_elements() * out);
-  AlignedBuffer ours(count * out), theirs(count * out);
-  const Layout layout = plain.layout();
-  const std::int64_t ldc = layout == Layout::row_major ? s.n : s.m;  // tight
-  plan.pack_a(layout, plain.a(0), plain.lda(), a.data());
-  plan.pack_b(layout, plain.b(0), plain.ldb(), b.data());
-  plan.execute(a.data(), b.data(), c.data());
-  plan.unpack_c(c.data(), layout, ours.data(), ldc);
-
-  double worst = 0;
-  for (const auto& peer : peers) {
-    peer_gemm(*peer, dtype, layout, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(), theirs.data(), ldc);
-    double largest = 1, difference = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      const double reference = element(theirs, dtype, i);
-      largest = std::max(largest, std::abs(reference));
-      // NaN compares false: count it as an infinite difference.
-      const double d = std::abs(element(ours, dtype, i) - reference);
-      difference = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(difference, d);
+double input_element(const void* x, DType dtype, std::size_t i) {
+  switch (dtype) {
+    case DType::f64: return static_cast<const double*>(x)[i];
+    case DType::f32: return static_cast<const float*>(x)[i];
+    case DType::bf16: {
+      const std::uint32_t bits = std::uint32_t(static_cast<const std::uint16_t*>(x)[i]) << 16;
+      float value;
+      std::memcpy(&value, &bits, sizeof value);
+      return value;
     }
-    worst = std::max(worst, difference / (16.0 * double(s.k) * unit_roundoff(dtype) * largest));
   }
+  return 0;
+}
+
+// Element (row, col) of a plain matrix in `layout` with leading dimension ld.
+std::size_t offset(Layout layout, std::int64_t row, std::int64_t col, std::int64_t ld) {
+  return layout == Layout::row_major ? std::size_t(row * ld + col) : std::size_t(row + col * ld);
+}
+
+// Above this many multiply-adds the reference covers sampled rows and
+// columns of C only: the fp64 loop must stay a small part of a shape's time.
+constexpr double kFullReferenceWork = 1 << 26;
+constexpr std::int64_t kSampledLines = 8;
+
+// The entries of C the reference checks: all of them for a small product,
+// else kSampledLines whole rows and as many whole columns, evenly spaced.
+std::vector<std::pair<std::int64_t, std::int64_t>> checked_entries(const GemmShape& s) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> entries;
+  if (double(s.m) * double(s.n) * double(s.k) <= kFullReferenceWork) {
+    for (std::int64_t i = 0; i < s.m; ++i)
+      for (std::int64_t j = 0; j < s.n; ++j) entries.emplace_back(i, j);
+    return entries;
+  }
+  const auto spaced = [](std::int64_t extent) {
+    std::vector<std::int64_t> lines;
+    const std::int64_t count = std::min(extent, kSampledLines);
+    for (std::int64_t l = 0; l < count; ++l) lines.push_back(count == 1 ? 0 : l * (extent - 1) / (count - 1));
+    return lines;
+  };
+  for (std::int64_t i : spaced(s.m))
+    for (std::int64_t j = 0; j < s.n; ++j) entries.emplace_back(i, j);
+  for (std::int64_t j : spaced(s.n))
+    for (std::int64_t i = 0; i < s.m; ++i) entries.emplace_back(i, j);
+  return entries;
+}
+
+// Runs SFC-CA (blocked entry: pack, execute, unpack, the path the timing used
+// plus packing; plain entries: plan.gemm with the call) and every peer on the
+// first plain input set and the same initial C, and compares each with an
+// fp64 reference of the same call: returns the largest error over the
+// tolerance, a summation-order bound 16 K u max(1, |C_ref|) that real
+// results meet by orders of magnitude and wrong ones (a missing or doubled K
+// block, a transpose ignored) miss by as much, and whose it is.
+std::pair<double, std::size_t> verify(GemmPlan& plan, const ColdOperands& plain,
+                                      const std::vector<std::unique_ptr<GemmPeer>>& peers, DType dtype,
+                                      bool blocked_entry) {
+  const GemmShape& s = plan.shape();
+  const GemmArguments& call = plain.arguments();
+  const Layout layout = plain.layout();
+  const std::size_t out = output_size(dtype);
+  const std::size_t count = std::size_t(s.m * s.n);
+  const std::int64_t ldc = layout == Layout::row_major ? s.n : s.m;  // tight
+  AlignedBuffer initial(count * out);
+  fill_uniform(initial.data(), count, dtype == DType::f64 ? DType::f64 : DType::f32, 4242);
+
+  // Each implementation's C, starting from `initial`.
+  std::vector<AlignedBuffer> results;
+  results.emplace_back(count * out);
+  std::memcpy(results[0].data(), initial.data(), count * out);
+  if (blocked_entry) {
+    const std::size_t in = input_size(dtype);
+    AlignedBuffer a(plan.a_elements() * in), b(plan.b_elements() * in), c(plan.c_elements() * out);
+    plan.pack_a(layout, plain.a(0), plain.lda(), a.data());
+    plan.pack_b(layout, plain.b(0), plain.ldb(), b.data());
+    plan.execute(a.data(), b.data(), c.data());
+    plan.unpack_c(c.data(), layout, results[0].data(), ldc);
+  } else {
+    plan.gemm(layout, call.trans_a, call.trans_b, call.alpha, plain.a(0), plain.lda(), plain.b(0),
+              plain.ldb(), call.beta, results[0].data(), ldc);
+  }
+  for (const auto& peer : peers) {
+    results.emplace_back(count * out);
+    std::memcpy(results.back().data(), initial.data(), count * out);
+    peer->gemm(dtype, layout, call, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(),
+               results.back().data(), ldc);
+  }
+
+  const bool ta = call.trans_a == Transpose::transpose, tb = call.trans_b == Transpose::transpose;
+  std::vector<double> differences(results.size(), 0.0);
+  double largest = 1;
+  for (const auto& [i, j] : checked_entries(s)) {
+    double sum = 0;
+    for (std::int64_t p = 0; p < s.k; ++p)
+      sum += input_element(plain.a(0), dtype,
+                           ta ? offset(layout, p, i, plain.lda()) : offset(layout, i, p, plain.lda())) *
+             input_element(plain.b(0), dtype,
+                           tb ? offset(layout, j, p, plain.ldb()) : offset(layout, p, j, plain.ldb()));
+    const std::size_t at = offset(layout, i, j, ldc);
+    const double reference =
+        call.alpha * sum + (call.beta == 0 ? 0.0 : call.beta * output_element(initial.data(), dtype, at));
+    largest = std::max(largest, std::abs(reference));
+    for (std::size_t r = 0; r < results.size(); ++r) {
+      // NaN compares false: count it as an infinite difference.
+      const double d = std::abs(output_element(results[r].data(), dtype, at) - reference);
+      differences[r] = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(differences[r], d);
+    }
+  }
+  const double tolerance = 16.0 * double(s.k) * unit_roundoff(dtype) * largest;
+  std::pair<double, std::size_t> worst{0.0, 0};
+  for (std::size_t r = 0; r < results.size(); ++r)
+    if (differences[r] / tolerance > worst.first) worst = {differences[r] / tolerance, r};
   return worst;
 }
 
@@ -153,7 +224,12 @@ ShapeMeasurement measure_shape(const GemmShape& shape, const BenchOptions& optio
     }
     for (std::size_t i = 0; i < pass.size(); ++i) m.timings[i] = pooled(m.timings[i], pass[i]);
   }
-  if (!peers.empty()) m.max_error_ratio = verify(plan, *plain, peers, options.dtype);
+  if (plain) {
+    const auto [ratio, index] = verify(plan, *plain, peers, options.dtype, options.layout == Layout::blocked);
+    m.max_error_ratio = ratio;
+    // verify's order is SFC-CA, then the peers; the variants sit between them in the result.
+    m.worst_implementation = index == 0 ? 0 : first_peer + index - 1;
+  }
   return m;
 }
 
@@ -191,16 +267,12 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
 
   BenchResult result;
   result.statistic = options.statistic;
-  if (!options.call.plain_product() && !peers.empty()) {
-    result.notes.push_back(
-        "the peers run C = A*B only: with transposes, alpha or beta SFC-CA runs alone (compare with a run "
-        "of --trans NN --alpha 1 --beta 0)");
-    spdlog::warn("{}", result.notes.back());
-    peers.clear();
-  }
   result.implementations.emplace_back(kSfcImplementation);
-  for (const GemmArguments& variant : options.variants)
+  result.in_peer_ratio.push_back(false);
+  for (const GemmArguments& variant : options.variants) {
     result.implementations.push_back(variant_name(variant, options.call));
+    result.in_peer_ratio.push_back(false);
+  }
   std::vector<std::unique_ptr<GemmPeer>> usable;
   for (auto& peer : peers) {
     if (!peer->supports(options.dtype)) {
@@ -210,6 +282,12 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     }
     peer->set_threads(options.threads);
     result.implementations.emplace_back(peer->name());
+    const std::string left_out = options.count_every_peer ? std::string() : peer->not_a_contender();
+    result.in_peer_ratio.push_back(left_out.empty());
+    if (!left_out.empty()) {
+      result.notes.push_back(left_out + " (--count-every-peer counts it)");
+      spdlog::info("{}", result.notes.back());
+    }
     usable.push_back(std::move(peer));
   }
 
@@ -243,8 +321,8 @@ BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& 
     const double eta = (wall_seconds() - start) / double(s + 1) * double(left);
     spdlog::info("{} GFLOP/s{}", line, left ? fmt::format(", about {:.0f} s left", eta) : std::string());
     if (m.max_error_ratio > 1) {
-      result.notes.push_back("SFC-CA's result for " + to_string(shape) +
-                             " differs from a peer's beyond rounding (" +
+      result.notes.push_back(result.implementations[m.worst_implementation] + "'s result for " +
+                             to_string(shape) + " differs from the fp64 reference beyond rounding (" +
                              fmt::format("{:.3g}", m.max_error_ratio) + "x the tolerance)");
       spdlog::error("{}", result.notes.back());
     }

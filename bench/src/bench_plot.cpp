@@ -1,6 +1,7 @@
 // The SVG plot: GFLOP/s per shape, shapes sorted by arithmetic intensity on x,
-// one polyline with markers per implementation, the roofline dashed and the
-// FMA peak dotted, like the paper's figures 5 and 8; the legend carries each
+// one marker per shape and implementation and a short black bar for the
+// shape's roofline, never a line joining shapes (separate shapes are not a
+// trend), and the FMA peak dotted across (unless it was measured low); the legend carries each
 // implementation's WHM and SFC-CA's ratio to it, the header the libraries and
 // the date, and noisy shapes are marked. Plain SVG 1.1 that any browser (and
 // rsvg-convert, in the tests) renders.
@@ -60,20 +61,25 @@ struct Axes {
   double y(double value) const { return kTop + kPlotHeight * (1 - value / y_top); }
 };
 
+// One implementation's (or the roofline's) value per shape: a marker each,
+// or for the roofline a short horizontal bar each; nothing joins shapes.
 void write_series(std::ostream& out, const Axes& axes, const std::string& name, const std::string& colour,
-                  const std::vector<double>& values, bool dashed) {
+                  const std::vector<double>& values, bool roofline) {
   out << fmt::format("<g class=\"series\" id=\"series-{}\" stroke=\"{}\" fill=\"{}\">\n", escape(name),
                      colour, colour);
-  std::string points;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    points += fmt::format("{}{:.1f},{:.1f}", i ? " " : "", axes.x(i), axes.y(values[i]));
-  out << fmt::format("<polyline fill=\"none\" stroke-width=\"{}\"{} points=\"{}\"/>\n", dashed ? 1.5 : 2,
-                     dashed ? " stroke-dasharray=\"6,4\"" : "", points);
-  if (!dashed)
-    for (std::size_t i = 0; i < values.size(); ++i)
+  const double half_bar = std::min(8.0, kPlotWidth / double(2 * std::max<std::size_t>(axes.points, 1)));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (roofline)
       out << fmt::format(
-          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} {:.1f} GFLOP/s</title></circle>\n",
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke-width=\"2\">"
+          "<title>{} {:.1f} GFLOP/s</title></line>\n",
+          axes.x(i) - half_bar, axes.y(values[i]), axes.x(i) + half_bar, axes.y(values[i]), escape(name),
+          values[i]);
+    else
+      out << fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\"><title>{} {:.1f} GFLOP/s</title></circle>\n",
           axes.x(i), axes.y(values[i]), escape(name), values[i]);
+  }
   out << "</g>\n";
 }
 
@@ -92,7 +98,8 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
   std::vector<std::vector<double>> series(result.implementations.size());
   std::vector<double> roofline;
   std::vector<bool> starred;  // noisy shapes, in x order
-  double highest = std::max(1.0, context.peak_gflops);
+  const bool show_peak = context.peak_gflops > 0 && !context.peak_measured_low;
+  double highest = std::max(1.0, show_peak ? context.peak_gflops : 0.0);
   for (std::size_t s : order) {
     for (std::size_t i = 0; i < series.size(); ++i) {
       series[i].push_back(gflops(shapes[s].shape, shapes[s].timings.at(i), result.statistic));
@@ -165,14 +172,19 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
       every > 1 ? fmt::format(", 1 in {} labelled (the CSV has all)", every) : std::string(),
       kNoisyVariation * 100);
 
-  // The FMA (or tile) peak: what any implementation could reach at most.
-  if (context.peak_gflops > 0)
+  // The FMA (or tile) peak: what any implementation could reach at most; a
+  // peak some GEMM beat was measured low and is left out (the report says so).
+  if (show_peak)
     out << fmt::format(
         "<g class=\"fma-peak\"><line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#777\" "
         "stroke-dasharray=\"2,3\"/><text x=\"{2}\" y=\"{3:.1f}\" text-anchor=\"end\" fill=\"#555\">"
         "{5} {4:.0f} GFLOP/s</text></g>\n",
         kLeft, axes.y(context.peak_gflops), kLeft + kPlotWidth, axes.y(context.peak_gflops) - 4,
         context.peak_gflops, context.peak_name());
+  else if (context.peak_measured_low)
+    out << fmt::format(
+        "<text class=\"fma-peak-low\" x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#555\">{}</text>\n",
+        kLeft + kPlotWidth, kTop - 6, escape(peak_measured_low_note(context)));
   write_series(out, axes, "roofline", "black", roofline, true);
   for (std::size_t i = 0; i < series.size(); ++i)
     write_series(out, axes, result.implementations[i], kColours[i % std::size(kColours)], series[i], false);
@@ -190,11 +202,12 @@ void write_svg(std::ostream& out, const BenchContext& context, const BenchResult
                                   i == 0 ? std::string() : fmt::format(" ({:.2f}x)", summary.ratio_vs.at(i)));
     const std::string colour = is_roofline ? "black" : kColours[i % std::size(kColours)];
     const double y = kTop + 10 + 20 * double(i);
-    out << fmt::format(
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
-        "stroke-width=\"2\"{}/><text x=\"{}\" y=\"{}\">{}</text>\n",
-        legend_x, y, legend_x + 24, y, colour, is_roofline ? " stroke-dasharray=\"6,4\"" : "", legend_x + 30,
-        y + 4, escape(name));
+    if (is_roofline)
+      out << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"/>",
+                         legend_x + 4, y, legend_x + 20, y, colour);
+    else
+      out << fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>", legend_x + 12, y, colour);
+    out << fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", legend_x + 30, y + 4, escape(name));
   }
   out << "</g>\n</svg>\n";
 }

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "sfc/bench_summary.hpp"
 #include "sfc/calibration.hpp"
 #include "sfc/error.hpp"
 #include "sfc/fma_peak.hpp"
@@ -56,11 +59,26 @@ Calibration prepare_bench(const BenchOptions& options, const std::vector<TuningT
   // The ceiling above the roofline's gamma (which is LIBXSMM's kernel in cache):
   // how far any implementation could still go on this machine. bf16 on a CPU
   // with AMX tiles has the tile unit's, about ten times the FMAs'.
-  if (options.dtype == DType::bf16) context.peak_gflops = tile_peak_gflops(options.threads);
-  context.peak_on_tiles = context.peak_gflops > 0;
-  if (!context.peak_on_tiles)
-    context.peak_gflops = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
+  context.peak_gflops = measure_peak(options, context);
   return calibration;
+}
+
+double measure_peak(const BenchOptions& options, BenchContext& context) {
+  double peak = options.dtype == DType::bf16 ? tile_peak_gflops(options.threads) : 0;
+  context.peak_on_tiles = peak > 0;
+  if (!context.peak_on_tiles) peak = fma_peak_gflops(options.threads) * simd_rate(options.dtype);
+  return peak;
+}
+
+bool recheck_peak(const BenchOptions& options, const BenchResult& result, BenchContext& context) {
+  if (context.peak_gflops <= 0 || highest_measured_gflops(result) <= context.peak_gflops) return false;
+  spdlog::info("a GEMM ran faster than the {} measured at the start: measuring it again",
+               context.peak_name());
+  context.peak_gflops = std::max(context.peak_gflops, measure_peak(options, context));
+  context.peak_remeasured = true;
+  context.peak_measured_low = highest_measured_gflops(result) > context.peak_gflops;
+  if (context.peak_measured_low) spdlog::warn("{}", peak_measured_low_note(context));
+  return true;
 }
 
 }  // namespace sfc

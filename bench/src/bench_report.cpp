@@ -21,6 +21,10 @@ constexpr int kShapeWidth = 16, kNumberWidth = 10, kConfigWidth = 8;
 
 }  // namespace
 
+std::string peak_measured_low_note(const BenchContext& context) {
+  return "the " + context.peak_name() + " was measured low (busy machine?): ratios to it are not shown";
+}
+
 bool noisy(const ShapeMeasurement& m) {
   return std::any_of(m.timings.begin(), m.timings.end(),
                      [](const Timing& t) { return t.stddev > kNoisyVariation * t.mean; });
@@ -39,9 +43,11 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
                      context.roofline.gflops_per_core, context.roofline.threads,
                      context.roofline.bandwidth_gbs, context.roofline.source);
   if (context.peak_gflops > 0)
-    out << fmt::format("# {}: {:.1f} GFLOP/s on {} threads ({} on registers only, measured at the start)\n",
+    out << fmt::format("# {}: {:.1f} GFLOP/s on {} threads ({} on registers only, best of short runs {})\n",
                        context.peak_name(), context.peak_gflops, context.threads,
-                       context.peak_on_tiles ? "bf16 tile products" : "FMAs");
+                       context.peak_on_tiles ? "bf16 tile products" : "FMAs",
+                       context.peak_remeasured ? "at the start and again after the shapes" : "at the start");
+  if (context.peak_measured_low) out << "# note: " << peak_measured_low_note(context) << "\n";
   for (const std::string& variable : context.environment) out << "# environment: " << variable << "\n";
   if (!context.machine_load.empty()) out << "# machine: " << context.machine_load << "\n";
   out << fmt::format("# GFLOP/s = 2MNK / {} of cold-input runs; WHM = sum of flops / sum of times\n",
@@ -77,7 +83,7 @@ void write_table(std::ostream& out, const BenchContext& context, const BenchResu
   for (double whm : summary.whm_gflops) out << fmt::format("{:>{}.1f}", whm, kNumberWidth);
   out << "\n" << fmt::format("{:<{}}", "SFC-CA / implementation", label_width);
   for (double ratio : summary.ratio_vs) out << fmt::format("{:>{}.3f}", ratio, kNumberWidth);
-  if (context.peak_gflops > 0) {
+  if (context.peak_gflops > 0 && !context.peak_measured_low) {
     out << "\n" << fmt::format("{:<{}}", "WHM / " + context.peak_name(), label_width);
     for (double whm : summary.whm_gflops)
       out << fmt::format("{:>{}.3f}", whm / context.peak_gflops, kNumberWidth);
@@ -167,6 +173,9 @@ nlohmann::json to_json(const BenchContext& context, const BenchResult& result, c
       {"fma_peak_gflops",
        context.peak_gflops > 0 ? nlohmann::json(context.peak_gflops) : nlohmann::json(nullptr)},
       {"peak_unit", context.peak_on_tiles ? "amx" : "fma"},
+      {"peak_measured_low", context.peak_measured_low},
+      {"peak_remeasured", context.peak_remeasured},
+      {"in_peer_ratio", result.in_peer_ratio},
       {"machine_load", context.machine_load},
       {"environment", context.environment},
       {"notes", result.notes},

@@ -38,9 +38,12 @@ BenchSummary summarize(const BenchResult& result) {
   for (std::size_t i = 0; i < implementations; ++i)
     summary.ratio_vs.push_back(summary.whm_gflops[0] / summary.whm_gflops[i]);
 
-  // Implementation 0 is SFC-CA; the peers follow.
+  // Implementation 0 is SFC-CA; the peers follow (those in_peer_ratio names).
+  const auto counts = [&](std::size_t i) {
+    return result.in_peer_ratio.size() == implementations ? bool(result.in_peer_ratio[i]) : i > 0;
+  };
   for (std::size_t i = 1; i < implementations; ++i)
-    if (!summary.best_peer || summary.whm_gflops[i] > summary.whm_gflops[*summary.best_peer])
+    if (counts(i) && (!summary.best_peer || summary.whm_gflops[i] > summary.whm_gflops[*summary.best_peer]))
       summary.best_peer = i;
   if (summary.best_peer) summary.ratio_vs_best_peer = summary.ratio_vs[*summary.best_peer];
 
@@ -65,16 +68,23 @@ BenchSummary summarize(const BenchResult& result) {
 
   for (const ShapeMeasurement& s : result.shapes) {
     std::optional<double> ratio;
-    if (implementations > 1) {
+    if (summary.best_peer) {
       double best = 0;
       for (std::size_t i = 1; i < implementations; ++i)
-        best = std::max(best, gflops(s.shape, s.timings.at(i), result.statistic));
+        if (counts(i)) best = std::max(best, gflops(s.shape, s.timings.at(i), result.statistic));
       ratio = gflops(s.shape, s.timings.at(0), result.statistic) / best;
       summary.min_shape_ratio = std::min(summary.min_shape_ratio.value_or(*ratio), *ratio);
     }
     summary.shape_ratio_vs_best_peer.push_back(ratio);
   }
   return summary;
+}
+
+double highest_measured_gflops(const BenchResult& result) {
+  double highest = 0;
+  for (const ShapeMeasurement& s : result.shapes)
+    for (const Timing& t : s.timings) highest = std::max(highest, gflops(s.shape, t, Statistic::min));
+  return highest;
 }
 
 }  // namespace sfc

@@ -26,17 +26,25 @@ class BlisPeer final : public CblasPeer {
     // should say rather than let a reader assume optimised BLIS.
     const auto query_arch = library_.find<int (*)()>("bli_arch_query_id");
     const auto arch_name = library_.find<const char* (*)(int)>("bli_arch_string");
-    if (query_arch != nullptr && arch_name != nullptr)
-      build_info_ += std::string(", sub-configuration ") + arch_name(query_arch());
+    if (query_arch != nullptr && arch_name != nullptr) {
+      sub_configuration_ = arch_name(query_arch());
+      build_info_ += ", sub-configuration " + sub_configuration_;
+    }
   }
 
   std::string_view name() const override { return "blis"; }
   std::string description() const override { return "BLIS " + build_info_ + " (" + library_.path() + ")"; }
   void set_threads(int threads) override { set_num_threads_(threads); }
+  std::string not_a_contender() const override {
+    if (sub_configuration_ != "generic") return {};
+    return "blis is left out of the best-peer ratio: its sub-configuration is 'generic' (BLIS's reference "
+           "kernels, not an optimised build); set SFC_BLIS_LIBRARY to an optimised BLIS to compare with it";
+  }
 
  private:
   void (*set_num_threads_)(std::int64_t);
   std::string build_info_;
+  std::string sub_configuration_;  // "generic", "skx", "zen3", ...; empty when BLIS does not say
 };
 
 }  // namespace

@@ -42,15 +42,31 @@ class OneDnnPeer final : public GemmPeer {
     return dtype == DType::f32 || (dtype == DType::bf16 && gemm_bf16_ != nullptr);
   }
   void set_threads(int threads) override { omp_set_num_threads_(threads); }
-  void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
-            std::int64_t ldb, void* c, std::int64_t ldc) const override {
+  // dnnl_sgemm is row-major only. A column-major C = op(A) op(B) is, in the
+  // same memory, the row-major C^T = op(B)^T op(A)^T: B and A swapped, N and M
+  // swapped, the transpose flags kept (each operand read row-major is its own
+  // transpose).
+  void gemm(DType dtype, Layout layout, const GemmArguments& call, const GemmShape& shape, const void* a,
+            std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) const override {
     require_dtype(*this, dtype);
+    require_plain(name(), layout);
+    const bool row = layout == Layout::row_major;
+    const char first_trans = blas_char(row ? call.trans_a : call.trans_b);
+    const char second_trans = blas_char(row ? call.trans_b : call.trans_a);
+    const DnnlDim rows = row ? shape.m : shape.n, cols = row ? shape.n : shape.m;
+    const void* first = row ? a : b;
+    const void* second = row ? b : a;
+    const DnnlDim ld_first = row ? lda : ldb, ld_second = row ? ldb : lda;
+    const float alpha = float(call.alpha), beta = float(call.beta);
     const DnnlStatus status =
         dtype == DType::f32
-            ? sgemm_('N', 'N', shape.m, shape.n, shape.k, 1.0f, static_cast<const float*>(a), lda,
-                     static_cast<const float*>(b), ldb, 0.0f, static_cast<float*>(c), ldc)
-            : gemm_bf16_('N', 'N', shape.m, shape.n, shape.k, 1.0f, static_cast<const std::uint16_t*>(a), lda,
-                         static_cast<const std::uint16_t*>(b), ldb, 0.0f, static_cast<float*>(c), ldc);
+            ? sgemm_(first_trans, second_trans, rows, cols, shape.k, alpha, static_cast<const float*>(first),
+                     ld_first, static_cast<const float*>(second), ld_second, beta, static_cast<float*>(c),
+                     ldc)
+            : gemm_bf16_(first_trans, second_trans, rows, cols, shape.k, alpha,
+                         static_cast<const std::uint16_t*>(first), ld_first,
+                         static_cast<const std::uint16_t*>(second), ld_second, beta, static_cast<float*>(c),
+                         ldc);
     if (status != 0)
       throw std::runtime_error("oneDNN GEMM failed with dnnl_status_t " + std::to_string(status));
   }

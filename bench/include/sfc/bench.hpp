@@ -24,8 +24,9 @@ struct BenchOptions {
   DType dtype = DType::f32;
   int threads = 1;
   // SFC-CA's entry: blocked times plan.execute on blocked operands; row_major
-  // times plan.gemm on plain matrices, packing included. Peers always run on
-  // plain row-major matrices.
+  // and col_major time plan.gemm on plain matrices, packing included. The
+  // peers get the same plain matrices and the same call (`call`); with the
+  // blocked entry they run C = A * B on plain row-major matrices.
   Layout layout = Layout::blocked;
   int warmup = 2;
   int reps = 10;
@@ -43,13 +44,17 @@ struct BenchOptions {
   // The time of a shape and implementation: its fastest cold run (as the
   // tuner ranks) or the mean of its runs (as the paper reports).
   Statistic statistic = Statistic::min;
-  // SFC-CA's BLAS arguments on a plain entry (transposes, alpha, beta). The
-  // peers run C = A * B only, so any other call runs SFC-CA alone.
+  // The BLAS arguments on a plain entry (transposes, alpha, beta), for SFC-CA
+  // and every peer alike.
   GemmArguments call;
   // More SFC-CA calls on the same plan, timed in turn with the rest and
   // reported as implementations of their own (variant_name()): NT against
   // NN, or beta = 1 against beta = 0, side by side in one run.
   std::vector<GemmArguments> variants;
+  // Count peers that say they are not a contender (GemmPeer::not_a_contender:
+  // a generic, reference BLIS) in the best-peer ratio too. Off: they are
+  // timed and listed, and a note says why they are left out.
+  bool count_every_peer = false;
   // Checked before each shape: once set (sfc-tune bench sets it on SIGINT,
   // SIGTERM or SIGHUP), the run ends there and reports the shapes it finished.
   const std::atomic<bool>* stop = nullptr;
@@ -67,14 +72,21 @@ struct ShapeMeasurement {
   // The same runs pass by pass (BenchOptions::passes), [pass][implementation]:
   // `timings` pools them. Each pass is a side-by-side comparison of its own.
   std::vector<std::vector<Timing>> passes = {};
-  // Largest |C_sfc - C_peer| over the peers, relative to the tolerance of the
-  // dtype: <= 1 means SFC-CA's result agrees with every peer.
+  // Largest |C - C_ref| of SFC-CA and every peer against an fp64 reference of
+  // the same call from the same inputs (and the same initial C), relative to
+  // the dtype's tolerance: <= 1 means every result is right.
   double max_error_ratio = 0;
+  // The implementation with that largest error (BenchResult order).
+  std::size_t worst_implementation = 0;
 };
 
 struct BenchResult {
   Statistic statistic = Statistic::min;      // BenchOptions::statistic
   std::vector<std::string> implementations;  // "sfc-ca" first, then each peer that ran
+  // Per implementation: whether it is a peer that counts in the best-peer
+  // ratio (false for SFC-CA, its variants and left-out peers). Empty: every
+  // implementation after the first counts.
+  std::vector<bool> in_peer_ratio;
   std::vector<ShapeMeasurement> shapes;
   std::vector<std::string> notes;  // peers skipped, results that disagree
   bool interrupted = false;        // BenchOptions::stop ended the run before its last shape
@@ -90,7 +102,8 @@ int bench_reps(const GemmShape& shape, const BenchOptions& options, double roofl
 inline constexpr const char* kSfcImplementation = "sfc-ca";
 
 // Times every shape with SFC-CA (configuration from `picker`) and each peer.
-// Peers without the dtype are dropped with a note. Throws sfc::Error for a
+// Peers without the dtype are dropped with a note; a peer that is not a
+// contender is kept out of the best-peer ratio with a note (count_every_peer). Throws sfc::Error for a
 // bad request (the plan's validation, empty shape list, reps < 1).
 BenchResult run_bench(const std::vector<GemmShape>& shapes, const BenchOptions& options,
                       const ConfigPicker& picker, std::vector<std::unique_ptr<GemmPeer>> peers,

@@ -24,4 +24,15 @@ Calibration stored_calibration(const std::vector<TuningTable>& tables, int threa
 Calibration prepare_bench(const BenchOptions& options, const std::vector<TuningTable>& tables,
                           const std::string& db, BenchContext& context);
 
+// The arithmetic peak of `options` (dtype, threads): the tile peak for bf16
+// where the CPU has AMX tiles, else the FMA peak scaled to the dtype; sets
+// context.peak_on_tiles. Each is the best of several short runs.
+double measure_peak(const BenchOptions& options, BenchContext& context);
+
+// When a GEMM of `result` ran faster than context.peak_gflops, the peak was
+// measured while something else had the cores: measures it again (keeping
+// the higher of the two), and if a GEMM still beats it sets
+// context.peak_measured_low. Returns whether it measured again.
+bool recheck_peak(const BenchOptions& options, const BenchResult& result, BenchContext& context);
+
 }  // namespace sfc

@@ -28,12 +28,20 @@ struct BenchContext {
   // (peak_on_tiles); 0 = not measured.
   double peak_gflops = 0;
   bool peak_on_tiles = false;
+  // A GEMM's fastest run beat the peak even after it was measured again
+  // (recheck_peak): the peak is too low to judge by, and the report shows no
+  // ratios to it, only a line that says so.
+  bool peak_measured_low = false;
+  bool peak_remeasured = false;  // measured again after the shapes
   std::string peak_name() const { return peak_on_tiles ? "tile peak" : "FMA peak"; }
   std::string machine_load;  // other work on the machine, which skews timings
   // Set variables that steer an implementation (OPENBLAS_CORETYPE, OMP_*,
   // LIBXSMM_TARGET, ...), "NAME=value": a run is only reproducible with them.
   std::vector<std::string> environment;
 };
+
+// The line a report gives instead of ratios to a peak measured low.
+std::string peak_measured_low_note(const BenchContext& context);
 
 void write_table(std::ostream& out, const BenchContext& context, const BenchResult& result,
                  const BenchSummary& summary);

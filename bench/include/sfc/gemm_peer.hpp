@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sfc/gemm.hpp"
+#include "sfc/measure.hpp"  // GemmArguments
 
 namespace sfc {
 
@@ -35,11 +36,20 @@ class GemmPeer {
   virtual bool supports(DType dtype) const = 0;
   // Threads the next gemm() calls use.
   virtual void set_threads(int threads) = 0;
-  // C = A * B on plain row-major matrices (alpha 1, beta 0; C is overwritten).
-  // bf16: A and B hold raw bfloat16 bits, C is float. Throws sfc::Error for a
-  // dtype the peer does not support, std::runtime_error if the library fails.
-  virtual void gemm(DType dtype, const GemmShape& shape, const void* a, std::int64_t lda, const void* b,
-                    std::int64_t ldb, void* c, std::int64_t ldc) const = 0;
+  // BLAS's xGEMM with the semantics of GemmPlan::gemm: C = alpha op(A) op(B)
+  // + beta C on plain matrices in `layout` (row_major or col_major), the
+  // shape's M x N x K being op(A)'s M x K and op(B)'s K x N, a transposed
+  // operand stored transposed (op(A) = A^T: A is K x M, lda its leading
+  // dimension). beta = 0 overwrites C. bf16: A and B hold raw bfloat16 bits,
+  // C is float. Throws sfc::Error for a dtype the peer does not support or
+  // Layout::blocked, std::runtime_error if the library fails.
+  virtual void gemm(DType dtype, Layout layout, const GemmArguments& call, const GemmShape& shape,
+                    const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c,
+                    std::int64_t ldc) const = 0;
+  // Why this peer should be left out of the best-peer ratio (a reference,
+  // unoptimised build: BLIS's "generic" sub-configuration); empty when it
+  // counts. It is still timed and listed.
+  virtual std::string not_a_contender() const { return {}; }
 };
 
 // The outcome of loading one peer: the peer, or a note saying why it is skipped.
