@@ -21,8 +21,14 @@ TEST_CASE("gemm --check --json reports effective knobs, blocks and the error") {
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   const auto j = last_json_line(r.output);
   for (const char* key : {"m", "n", "k", "dtype", "threads", "k_layers", "k_block_factor", "bm", "bn", "bk",
-                          "layout", "seconds", "gflops", "rel_error"})
+                          "layout", "min_seconds", "mean_seconds", "gflops", "mean_gflops", "rel_error"})
     CHECK_MESSAGE(j.contains(key), key);
+  // The headline is the fastest run, as tune and bench report it; the mean is beside it.
+  CHECK(j["statistic"] == "min");
+  CHECK(j["min_seconds"].get<double>() <= j["mean_seconds"].get<double>());
+  CHECK(j["gflops"].get<double>() ==
+        doctest::Approx(2.0 * 100 * 80 * 300 / j["min_seconds"].get<double>() * 1e-9));
+  CHECK(j["gflops"].get<double>() >= j["mean_gflops"].get<double>());
   CHECK(j["k_layers"].get<int>() * j["k_block_factor"].get<int>() <=
         (300 + j["bk"].get<int>() - 1) / j["bk"].get<int>());
   CHECK(j["rel_error"].get<double>() <= j["error_bound"].get<double>());
