@@ -92,6 +92,15 @@ Timing statistics(const std::vector<double>& seconds) {
 
 }  // namespace
 
+namespace {
+thread_local RunObserver run_observer;
+}  // namespace
+
+RunObserver set_run_observer(RunObserver observer) {
+  std::swap(observer, run_observer);
+  return observer;
+}
+
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners, double budget_seconds,
                                 const std::atomic<bool>* stop, int* next_set, int min_reps, int threads) {
@@ -104,13 +113,17 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
   const bool budgeted = budget_seconds > 0;
   const auto over_budget = [&](double spent) { return budgeted && spent >= budget_seconds; };
   int set = next_set ? *next_set % sets : 0;
+  RunProgress progress{.done = 0, .planned = int(n) * rounds_runs(warmup, reps, int(n))};
   const auto run = [&](std::size_t i) {
     if (flush_bytes && set == 0) flush_caches(flush_bytes, threads);  // a new rotation reads cold sets again
     const auto t0 = std::chrono::steady_clock::now();
     runners[i](set);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     set = (set + 1) % sets;
     if (next_set) *next_set = set;
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++progress.done;
+    if (run_observer) run_observer(progress);
+    return seconds;
   };
   const auto stopped = [&] { return stop && stop->load(); };
 

@@ -41,9 +41,21 @@ TuningProgress::TuningProgress(ProgressStyle style, std::size_t grid_size, std::
   if (!enabled_) return;
   clear();
   spdlog::info("tuning {} of {} shapes ({} already in the store)", pending.size(), grid_size, already_done);
+  if (!pending.empty())
+    spdlog::info(
+        "each shape first fills its cold input sets ({} MiB, the cold footprint) before its first timed run: "
+        "seconds even for a tiny shape",
+        cold_footprint_bytes() >> 20);
+  previous_observer_ = set_run_observer([this](const RunProgress& runs) {
+    runs_ = runs;
+    draw(false);
+  });
 }
 
-TuningProgress::~TuningProgress() { clear(); }
+TuningProgress::~TuningProgress() {
+  if (enabled_) set_run_observer(std::move(previous_observer_));
+  clear();
+}
 
 void TuningProgress::bring_forward(const GemmShape& shape) {
   for (std::size_t i = current_; i < pending_.size(); ++i)
@@ -64,6 +76,7 @@ void TuningProgress::start_shape(const GemmShape& shape) {
   bring_forward(shape);
   shape_start_ = Clock::now();
   last_step_ = {};
+  runs_ = {};
   draw(true);
 }
 
@@ -79,6 +92,7 @@ void TuningProgress::finish_shape(const std::optional<Winner>& winner) {
   ++done_;
   ++current_;
   last_step_ = {};
+  runs_ = {};
   if (!enabled_) return;
   if (terminal_) {
     draw(true);
@@ -143,6 +157,7 @@ void TuningProgress::draw(bool force) {
     if (last_step_.total > 0)
       line += fmt::format("  {} {}/{}", last_step_.screening ? "screen" : "config", last_step_.done,
                           last_step_.total);
+    if (runs_.planned > 0) line += fmt::format("  runs {}/{}", runs_.done, runs_.planned);
     if (last_step_.best_k_layers > 0)
       line += fmt::format("  best ({},{}) {:.1f} GFLOP/s", last_step_.best_k_layers,
                           last_step_.best_k_block_factor, shape.flops() / last_step_.best_seconds * 1e-9);

@@ -78,6 +78,17 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
                                 double budget_seconds = 0, const std::atomic<bool>* stop = nullptr,
                                 int* next_set = nullptr, int min_reps = 1, int threads = 0);
 
+// The runs the time_rounds call in progress made (warm-up included) and
+// plans: runners x rounds_runs(warmup, reps, runners); a budget or a stop can
+// end it sooner. For a progress display (sfc-tune tune's bar).
+struct RunProgress {
+  int done = 0, planned = 0;
+};
+using RunObserver = std::function<void(const RunProgress&)>;
+// Sets this thread's observer, called after each run time_rounds makes on
+// this thread (empty: none); returns the one it replaces.
+RunObserver set_run_observer(RunObserver observer);
+
 // Bytes that must be streamed to evict the caches: 2 x L3, clamped to
 // 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
 std::size_t cold_footprint_bytes();
