@@ -334,7 +334,7 @@ TEST_CASE("bench: a peer without the dtype is dropped with a note") {
   CHECK(r.notes[0] == "floats-only skipped: it has no f64 GEMM");
 }
 
-TEST_CASE("bench: a result that differs from a peer's is flagged") {
+TEST_CASE("bench: a result that differs from the fp64 reference is flagged, with whose it is") {
   const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
   std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
   peers.push_back(std::make_unique<NaivePeer>("wrong", false, 0.5f));
@@ -371,4 +371,27 @@ TEST_CASE("bench: the quick search returns a configuration the plan runs as is")
   CHECK(c.k_layers >= 1);
   CHECK(c.k_block_factor >= 1);
   CHECK(c.k_layers * c.k_block_factor <= 4);
+}
+
+TEST_CASE("bench: on a large product the check samples rows and columns, and still catches a wrong entry") {
+  const sfc::test::ScopedEnvironment small_flush("SFC_COLD_BYTES", "1048576");
+  const sfc::GemmShape shape{1100, 64, 1000};  // 7e7 multiply-adds: above the full check's limit
+  for (float error : {0.0f, 0.5f}) {
+    CAPTURE(error);
+    std::vector<std::unique_ptr<sfc::GemmPeer>> peers;
+    peers.push_back(std::make_unique<NaivePeer>("naive", false, error));
+    sfc::BenchOptions o = tiny_options(sfc::Layout::row_major);
+    o.warmup = 0;
+    o.reps = 1;
+    o.call = {.trans_a = sfc::Transpose::transpose, .beta = 0.5};
+    const sfc::BenchResult r = sfc::run_bench(
+        {shape}, o, [](const sfc::GemmShape&) { return sfc::Knobs{}; }, std::move(peers), kRoofline);
+    REQUIRE(r.shapes.size() == 1);
+    if (error == 0) {
+      CHECK(r.shapes[0].max_error_ratio <= 1);
+    } else {
+      CHECK(r.shapes[0].max_error_ratio > 1);  // C[0] is in the first sampled row
+      CHECK(r.shapes[0].worst_implementation == 1);
+    }
+  }
 }

@@ -88,7 +88,10 @@ TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readab
                          "NO_COLOR=1 SFC_LOG_LEVEL=info SFC_COLD_BYTES=1048576");
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   CHECK(r.output.find("\x1b[") == std::string::npos);  // no colour escapes
-  CHECK((r.output.find(" us mean") != std::string::npos || r.output.find(" ms mean") != std::string::npos));
+  // The headline is the fastest run, the mean beside it, each with its unit.
+  CHECK((r.output.find("fastest ") != std::string::npos &&
+         r.output.find(" GFLOP/s), mean ") != std::string::npos));
+  CHECK((r.output.find(" us (") != std::string::npos || r.output.find(" ms (") != std::string::npos));
 }
 
 TEST_CASE("cli: gemm spells the knob as tune does (--k-block-factor), and --kbf still works") {

@@ -87,16 +87,18 @@ std::size_t offset(Layout layout, std::int64_t row, std::int64_t col, std::int64
   return layout == Layout::row_major ? std::size_t(row * ld + col) : std::size_t(row + col * ld);
 }
 
-// Above this many multiply-adds the reference covers sampled rows and
-// columns of C only: the fp64 loop must stay a small part of a shape's time.
-constexpr double kFullReferenceWork = 1 << 26;
+// Above this many multiply-adds (or entries of C) the reference covers
+// sampled rows and columns of C only: the fp64 loop must stay a small part of
+// a shape's time, and its list of entries small.
+constexpr double kFullReferenceWork = 1 << 26, kFullReferenceEntries = 1 << 20;
 constexpr std::int64_t kSampledLines = 8;
 
 // The entries of C the reference checks: all of them for a small product,
 // else kSampledLines whole rows and as many whole columns, evenly spaced.
 std::vector<std::pair<std::int64_t, std::int64_t>> checked_entries(const GemmShape& s) {
   std::vector<std::pair<std::int64_t, std::int64_t>> entries;
-  if (double(s.m) * double(s.n) * double(s.k) <= kFullReferenceWork) {
+  if (double(s.m) * double(s.n) * double(s.k) <= kFullReferenceWork &&
+      double(s.m) * double(s.n) <= kFullReferenceEntries) {
     for (std::int64_t i = 0; i < s.m; ++i)
       for (std::int64_t j = 0; j < s.n; ++j) entries.emplace_back(i, j);
     return entries;
@@ -133,32 +135,13 @@ std::pair<double, std::size_t> verify(GemmPlan& plan, const ColdOperands& plain,
   AlignedBuffer initial(count * out);
   fill_uniform(initial.data(), count, dtype == DType::f64 ? DType::f64 : DType::f32, 4242);
 
-  // Each implementation's C, starting from `initial`.
-  std::vector<AlignedBuffer> results;
-  results.emplace_back(count * out);
-  std::memcpy(results[0].data(), initial.data(), count * out);
-  if (blocked_entry) {
-    const std::size_t in = input_size(dtype);
-    AlignedBuffer a(plan.a_elements() * in), b(plan.b_elements() * in), c(plan.c_elements() * out);
-    plan.pack_a(layout, plain.a(0), plain.lda(), a.data());
-    plan.pack_b(layout, plain.b(0), plain.ldb(), b.data());
-    plan.execute(a.data(), b.data(), c.data());
-    plan.unpack_c(c.data(), layout, results[0].data(), ldc);
-  } else {
-    plan.gemm(layout, call.trans_a, call.trans_b, call.alpha, plain.a(0), plain.lda(), plain.b(0),
-              plain.ldb(), call.beta, results[0].data(), ldc);
-  }
-  for (const auto& peer : peers) {
-    results.emplace_back(count * out);
-    std::memcpy(results.back().data(), initial.data(), count * out);
-    peer->gemm(dtype, layout, call, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(),
-               results.back().data(), ldc);
-  }
-
+  // The reference at the checked entries, from the same inputs and initial C.
   const bool ta = call.trans_a == Transpose::transpose, tb = call.trans_b == Transpose::transpose;
-  std::vector<double> differences(results.size(), 0.0);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> entries = checked_entries(s);
+  std::vector<double> reference;
+  reference.reserve(entries.size());
   double largest = 1;
-  for (const auto& [i, j] : checked_entries(s)) {
+  for (const auto& [i, j] : entries) {
     double sum = 0;
     for (std::int64_t p = 0; p < s.k; ++p)
       sum += input_element(plain.a(0), dtype,
@@ -166,19 +149,42 @@ std::pair<double, std::size_t> verify(GemmPlan& plan, const ColdOperands& plain,
              input_element(plain.b(0), dtype,
                            tb ? offset(layout, j, p, plain.ldb()) : offset(layout, p, j, plain.ldb()));
     const std::size_t at = offset(layout, i, j, ldc);
-    const double reference =
-        call.alpha * sum + (call.beta == 0 ? 0.0 : call.beta * output_element(initial.data(), dtype, at));
-    largest = std::max(largest, std::abs(reference));
-    for (std::size_t r = 0; r < results.size(); ++r) {
-      // NaN compares false: count it as an infinite difference.
-      const double d = std::abs(output_element(results[r].data(), dtype, at) - reference);
-      differences[r] = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(differences[r], d);
-    }
+    reference.push_back(call.alpha * sum +
+                        (call.beta == 0 ? 0.0 : call.beta * output_element(initial.data(), dtype, at)));
+    largest = std::max(largest, std::abs(reference.back()));
   }
   const double tolerance = 16.0 * double(s.k) * unit_roundoff(dtype) * largest;
+
+  // Each implementation in turn (0: SFC-CA, then the peers), on one C buffer
+  // that starts from `initial` every time.
+  AlignedBuffer result(count * out);
   std::pair<double, std::size_t> worst{0.0, 0};
-  for (std::size_t r = 0; r < results.size(); ++r)
-    if (differences[r] / tolerance > worst.first) worst = {differences[r] / tolerance, r};
+  for (std::size_t r = 0; r <= peers.size(); ++r) {
+    std::memcpy(result.data(), initial.data(), count * out);
+    if (r > 0) {
+      peers[r - 1]->gemm(dtype, layout, call, s, plain.a(0), plain.lda(), plain.b(0), plain.ldb(),
+                         result.data(), ldc);
+    } else if (blocked_entry) {
+      const std::size_t in = input_size(dtype);
+      AlignedBuffer a(plan.a_elements() * in), b(plan.b_elements() * in), c(plan.c_elements() * out);
+      plan.pack_a(layout, plain.a(0), plain.lda(), a.data());
+      plan.pack_b(layout, plain.b(0), plain.ldb(), b.data());
+      plan.execute(a.data(), b.data(), c.data());
+      plan.unpack_c(c.data(), layout, result.data(), ldc);
+    } else {
+      plan.gemm(layout, call.trans_a, call.trans_b, call.alpha, plain.a(0), plain.lda(), plain.b(0),
+                plain.ldb(), call.beta, result.data(), ldc);
+    }
+    double difference = 0;
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      const auto [i, j] = entries[e];
+      // NaN compares false: count it as an infinite difference.
+      const double d =
+          std::abs(output_element(result.data(), dtype, offset(layout, i, j, ldc)) - reference[e]);
+      difference = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(difference, d);
+    }
+    if (difference / tolerance > worst.first) worst = {difference / tolerance, r};
+  }
   return worst;
 }
 
