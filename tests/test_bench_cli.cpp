@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sfc/gemm_peer.hpp"
 #include "sfc/platform.hpp"
 #include "support.hpp"
 #include "test_bench_support.hpp"
@@ -68,6 +70,32 @@ TEST_CASE("bench: a tiny run prints the table, JSON, CSV and a plot a parser acc
           0);
   const std::string table = read_file(csv);
   CHECK(std::count(table.begin(), table.end(), '\n') == 9);  // header + 8 shapes
+}
+
+TEST_CASE("bench: --layout col --trans TN with alpha and beta gives every installed peer its column") {
+  const auto r = run_cli(
+      "bench --grid 24,40 --threads 1 --reps 1 --warmup 1 --config 1,1 --layout col --trans TN --alpha 2 "
+      "--beta 0.5 --json",
+      kFastEnvironment);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);  // exit 1 would mean a result differed from fp64
+  const auto j = last_json_line(r.output);
+  CHECK(j["layout"] == "col");
+  const auto implementations = j["implementations"].get<std::vector<std::string>>();
+  const auto in_ratio = j["in_peer_ratio"].get<std::vector<bool>>();
+  REQUIRE(in_ratio.size() == implementations.size());
+  CHECK(implementations.at(0) == "sfc-ca");
+  for (const std::string& name : sfc::known_peer_names()) {
+    const bool found = std::string(SFC_TEST_FOUND_PEERS).find("," + name + ",") != std::string::npos;
+    const bool ran = std::find(implementations.begin(), implementations.end(), name) != implementations.end();
+    CHECK_MESSAGE(ran == found, name);  // no peer is dropped for the call
+  }
+  for (const auto& shape : j["shapes"]) CHECK(shape["max_error_ratio"].get<double>() <= 1);
+  // A generic BLIS runs and is listed, but the ratio names another peer, and a note says why.
+  for (std::size_t i = 0; i < implementations.size(); ++i)
+    if (implementations[i] == "blis" && !in_ratio[i]) {
+      CHECK(j["notes"].dump().find("sub-configuration is 'generic'") != std::string::npos);
+      CHECK(j["best_peer"] != "blis");
+    }
 }
 
 TEST_CASE("bench: --config tuned, nn and policy take the answers, and the calibration, of --db") {
