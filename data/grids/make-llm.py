@@ -17,17 +17,20 @@ at two of 1, 8, 32, 64 tokens.
 Two orientations of the same products, one file each:
   numpy (row-major NN): C[tokens x out] = X[tokens x in] W[in x out]
       -> M = tokens, N = out, K = in           llm.shapes, llm-decode.shapes
-      sfc-tune bench --shapes data/grids/llm.shapes --layout row --trans NN
+      sfc-tune bench --shapes data/grids/llm.shapes --layout row --trans NN --threads 2 --vs openblas,onednn
   PyTorch nn.Linear (y = x W^T, W stored [out x in]) reaches BLAS as a
   column-major sgemm with op(A) = A^T:
       -> M = out, N = tokens, K = in ("TN")    llm-torch.shapes, llm-decode-torch.shapes
-      sfc-tune bench --shapes data/grids/llm-torch.shapes --layout col --trans TN
+      sfc-tune bench --shapes data/grids/llm-torch.shapes --layout col --trans TN --threads 2 --vs openblas,onednn
 
-Deterministic:
+The commands leave BLIS out: a generic (reference) build, as Debian's, would
+take most of the run on its own; add it (--vs openblas,blis,onednn) where
+BLIS is an optimised build. Deterministic:
 
-    python3 data/grids/make-llm.py    # writes the four files next to this script
+    python3 data/grids/make-llm.py [OUT_DIR]    # the four files, next to this script by default
 """
 import os
+import sys
 
 # (in, out, what): each distinct projection once, with who has it.
 PROJECTIONS = [
@@ -76,7 +79,8 @@ HEADER = """# {name}: {what}, {count} shapes ({gflop:.0f} GFLOP a pass), written
 # M N K
 """
 
-COMMANDS = {"numpy": "--layout row --trans NN", "torch": "--layout col --trans TN"}
+COMMANDS = {"numpy": "--layout row --trans NN --threads 2 --vs openblas,onednn",
+            "torch": "--layout col --trans TN --threads 2 --vs openblas,onednn"}
 
 
 def shapes(decode):
@@ -104,7 +108,7 @@ def write(path, stem, what, rows, orientation):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     for decode, stem, what in ((False, "llm", "LLM prefill projections"),
                                (True, "llm-decode", "LLM decode projections")):
         rows = shapes(decode)
