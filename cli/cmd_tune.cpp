@@ -67,6 +67,19 @@ json timing_costs_json(const TimingCosts& costs) {
           {"run_seconds", costs.run_seconds}};
 }
 
+// The noise guard's notes (sfc/noise_guard.hpp): one line per noisy shape
+// and a warning when the machine was busy.
+void warn_if_noisy(const SessionSummary& s) {
+  if (s.retimed) spdlog::info("{} shape(s) timed again: their runs spread beyond the noise limit", s.retimed);
+  for (const std::string& shape : s.noisy_shapes)
+    spdlog::warn("noisy timing (after timing again): {}", shape);
+  if (s.busy)
+    spdlog::warn(
+        "the machine was busy while tuning (load average {:.1f} above its cores): the stored winners may be "
+        "noise; tune again on an idle machine (--force)",
+        s.peak_load);
+}
+
 // 128 + the signal, as a shell reports a process it ended (130 for Ctrl-C).
 void exit_if_interrupted(bool interrupted) {
   if (interrupted) throw CLI::RuntimeError(interrupted_exit_code());
@@ -169,6 +182,11 @@ void run_tune_from_record(const TuneArgs& a) {
       total.measurements += summary.measurements;
       total.seconds += summary.seconds;
       total.interrupted = summary.interrupted;
+      total.retimed += summary.retimed;
+      total.noisy_shapes.insert(total.noisy_shapes.end(), summary.noisy_shapes.begin(),
+                                summary.noisy_shapes.end());
+      total.busy = total.busy || summary.busy;
+      total.peak_load = std::max(total.peak_load, summary.peak_load);
       begin = end;
     }
   }
@@ -190,6 +208,7 @@ void run_tune_from_record(const TuneArgs& a) {
       total.seconds, a.source.record_file.c_str());
   const TimingCosts costs = timing_costs() - costs_before;
   print_timing_costs(out, costs, total.tuned);
+  warn_if_noisy(total);
   warn_if_interrupted(total.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
@@ -204,6 +223,9 @@ void run_tune_from_record(const TuneArgs& a) {
                 {"interrupted", total.interrupted},
                 {"seconds", total.seconds},
                 {"timing_costs", timing_costs_json(costs)},
+                {"retimed", total.retimed},
+                {"noisy_shapes", total.noisy_shapes},
+                {"busy", total.busy},
                 {"groups", groups},
                 {"targets", shapes}});
   exit_if_interrupted(total.interrupted);
@@ -238,6 +260,7 @@ void run_tune(const TuneArgs& a) {
                a.layout.c_str(), a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
   const TimingCosts costs = timing_costs() - costs_before;
   print_timing_costs(out, costs, summary.tuned);
+  warn_if_noisy(summary);
   warn_if_interrupted(summary.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
@@ -254,7 +277,10 @@ void run_tune(const TuneArgs& a) {
                 {"measurements", summary.measurements},
                 {"interrupted", summary.interrupted},
                 {"seconds", summary.seconds},
-                {"timing_costs", timing_costs_json(costs)}});
+                {"timing_costs", timing_costs_json(costs)},
+                {"retimed", summary.retimed},
+                {"noisy_shapes", summary.noisy_shapes},
+                {"busy", summary.busy}});
   exit_if_interrupted(summary.interrupted);
 }
 
