@@ -6,7 +6,8 @@
 // covers those and nothing else, so two machines of one kind share a hash
 // whatever compiler or LIBXSMM build ran the tuning. Those two are recorded
 // and shown, not identity. Topology and cache sizes are read with hwloc (it
-// reads sysfs and honours cgroup cpusets); hwloc's own HWLOC_XMLFILE and
+// reads sysfs and honours cgroup cpusets), the cache sizes from CPUID where
+// hwloc gives none or nonsense; hwloc's own HWLOC_XMLFILE and
 // HWLOC_SYNTHETIC environment variables make a process see another machine.
 #pragma once
 #include <cstddef>
