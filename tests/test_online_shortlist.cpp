@@ -56,7 +56,8 @@ TEST_CASE("online tuning: an exact answer says how many configurations its shape
   CHECK(predictor.query({300, 300, 300}, sfc::DType::f32, 2).measured_configs == 0);
 }
 
-TEST_CASE("online tuning: from an empty database more than one candidate is timed, and the answer says how many") {
+TEST_CASE(
+    "online tuning: from an empty database more than one candidate is timed, and the answer says how many") {
   TempDir dir("online-shortlist");
   const std::string db = dir.file("online.db");
   const std::vector<std::string> env = {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000",
@@ -67,9 +68,8 @@ TEST_CASE("online tuning: from an empty database more than one candidate is time
   {
     const sfc::TuningStore store(db, sfc::TuningStore::Mode::read_only);
     for (const sfc::Platform& p : store.platforms())
-      for (const sfc::Measurement& m : store.measurements(
-               sfc::ResultFilter(p.hash(), sfc::DType::f32, 2, sfc::Layout::row_major,
-                                 sfc::GemmShape{64, 64, 4096})))
+      for (const sfc::Measurement& m : store.measurements(sfc::ResultFilter(
+               p.hash(), sfc::DType::f32, 2, sfc::Layout::row_major, sfc::GemmShape{64, 64, 4096})))
         timed.insert({m.k_layers, m.k_block_factor});
   }
   CHECK(timed.size() > 1);

@@ -50,7 +50,8 @@ NoiseVerdict judge_shape_noise(std::span<const Measurement> measurements, std::o
                                int cores) {
   std::vector<Timing> timings;
   for (const Measurement& m : measurements)
-    if (!m.screening) timings.push_back({.mean = m.mean_s, .min = m.min_s, .stddev = m.stddev_s, .reps = m.reps});
+    if (!m.screening)
+      timings.push_back({.mean = m.mean_s, .min = m.min_s, .stddev = m.stddev_s, .reps = m.reps});
   return judge_noise(timings, load_before, read_load_average(), cores);
 }
 

@@ -37,7 +37,8 @@ struct NoiseVerdict {
 // runs have no spread and count as steady), with the load averages read
 // before and after them and the machine's `cores`.
 NoiseVerdict judge_noise(std::span<const Timing> timings, std::optional<double> load_before,
-                         std::optional<double> load_after, int cores, double spread_limit = kNoiseSpreadLimit);
+                         std::optional<double> load_after, int cores,
+                         double spread_limit = kNoiseSpreadLimit);
 
 struct Measurement;
 struct SessionSummary;
