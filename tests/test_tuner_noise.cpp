@@ -37,9 +37,11 @@ TEST_CASE("noise guard: steady runs on an idle machine pass, a wide spread or a 
   CHECK(sfc::judge_noise(steady, 3.5, 0.5, 2).busy);
   CHECK(sfc::judge_noise(steady, std::nullopt, 2.5, 2).busy);
   CHECK_FALSE(sfc::judge_noise(steady, std::nullopt, std::nullopt, 2).busy);
-  // One run has no spread: steady.
-  const std::vector<sfc::Timing> single = {runs(1.0, 0.0, 1)};
-  CHECK_FALSE(sfc::judge_noise(single, 0.0, 0.0, 2).noisy);
+  // Fewer than kNoiseMinReps runs: their spread does not count.
+  const std::vector<sfc::Timing> few = {runs(1.0, 0.9, sfc::kNoiseMinReps - 1)};
+  CHECK_FALSE(sfc::judge_noise(few, 0.0, 0.0, 2).noisy);
+  const std::vector<sfc::Timing> enough = {runs(1.0, 0.9, sfc::kNoiseMinReps)};
+  CHECK(sfc::judge_noise(enough, 0.0, 0.0, 2).noisy);
 }
 
 TEST_CASE("noise guard: the load average is read from a loadavg file, nothing from a bad one") {

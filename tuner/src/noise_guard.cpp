@@ -23,7 +23,7 @@ NoiseVerdict judge_noise(std::span<const Timing> timings, std::optional<double> 
   NoiseVerdict v;
   v.cores = cores;
   for (const Timing& t : timings) {
-    if (t.reps < 2 || !(t.mean > 0)) continue;
+    if (t.reps < kNoiseMinReps || !(t.mean > 0)) continue;
     const double spread = t.stddev / t.mean;
     v.worst_spread = std::max(v.worst_spread, spread);
     if (spread > spread_limit) ++v.spread_configs;

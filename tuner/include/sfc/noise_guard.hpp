@@ -18,6 +18,10 @@ namespace sfc {
 // exceeds this share of their mean: the criterion bench marks noisy shapes by
 // (sfc/bench_report.hpp, kNoisyVariation).
 inline constexpr double kNoiseSpreadLimit = 0.25;
+// The timed runs a configuration needs before its spread counts: the sample
+// standard deviation of two runs says too little to time a shape again for
+// (and `tune --reps 2` on a loaded machine would then tune every shape twice).
+inline constexpr int kNoiseMinReps = 3;
 
 // The 1-minute load average of /proc/loadavg (or of `path`); nothing when it
 // cannot be read or parsed (not Linux, a container without /proc).
@@ -33,8 +37,8 @@ struct NoiseVerdict {
   std::string describe() const;  // "runs of 3 configurations spread up to 41%; load 3.2 on 2 cores (busy)"
 };
 
-// Judges a shape's `timings` (one per configuration; those of fewer than two
-// runs have no spread and count as steady), with the load averages read
+// Judges a shape's `timings` (one per configuration; those of fewer than
+// kNoiseMinReps runs count as steady), with the load averages read
 // before and after them and the machine's `cores`.
 NoiseVerdict judge_noise(std::span<const Timing> timings, std::optional<double> load_before,
                          std::optional<double> load_after, int cores,
