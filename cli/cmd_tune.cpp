@@ -3,6 +3,7 @@
 // maps flags onto it and prints results.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "commands.hpp"
 #include "sfc/error.hpp"
+#include "sfc/measure.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/shape_grid.hpp"
 #include "sfc/store_exchange.hpp"
@@ -45,6 +47,37 @@ void warn_if_interrupted(bool interrupted) {
     spdlog::warn(
         "interrupted: every finished shape and the finished measurements of the current one are committed; "
         "run the same command again to measure only what is missing");
+}
+
+// The fixed cost of the shapes tuned: what cold timing spent outside the
+// GEMM runs (sfc/measure.hpp's TimingCosts), one line, and the same as JSON.
+void print_timing_costs(std::FILE* out, const TimingCosts& costs, std::size_t shapes) {
+  const double outside = costs.fill_seconds + costs.flush_seconds;
+  std::fprintf(out,
+               "timing costs: %.2f s filling %lld MiB of cold inputs, %.2f s flushing caches, %.2f s in GEMM "
+               "runs; %.3f s a shape outside the runs\n",
+               costs.fill_seconds, static_cast<long long>(costs.filled_bytes >> 20), costs.flush_seconds,
+               costs.run_seconds, shapes ? outside / double(shapes) : 0.0);
+}
+
+json timing_costs_json(const TimingCosts& costs) {
+  return {{"fill_seconds", costs.fill_seconds},
+          {"filled_bytes", costs.filled_bytes},
+          {"flush_seconds", costs.flush_seconds},
+          {"run_seconds", costs.run_seconds}};
+}
+
+// The noise guard's notes (sfc/noise_guard.hpp): one line per noisy shape
+// and a warning when the machine was busy.
+void warn_if_noisy(const SessionSummary& s) {
+  if (s.retimed) spdlog::info("{} shape(s) timed again: their runs spread beyond the noise limit", s.retimed);
+  for (const std::string& shape : s.noisy_shapes)
+    spdlog::warn("noisy timing (after timing again): {}", shape);
+  if (s.busy)
+    spdlog::warn(
+        "the machine was busy while tuning (load average {:.1f} above its cores): the stored winners may be "
+        "noise; tune again on an idle machine (--force)",
+        s.peak_load);
 }
 
 // 128 + the signal, as a shell reports a process it ended (130 for Ctrl-C).
@@ -113,6 +146,7 @@ void run_tune_from_record(const TuneArgs& a) {
 
   SessionSummary total;
   json groups = json::array(), shapes = json::array();
+  const TimingCosts costs_before = timing_costs();
   {
     // From before the database is opened, as for a grid (run_tune).
     const StopOnSignals stop_on_signals(kStopMessage);
@@ -148,6 +182,11 @@ void run_tune_from_record(const TuneArgs& a) {
       total.measurements += summary.measurements;
       total.seconds += summary.seconds;
       total.interrupted = summary.interrupted;
+      total.retimed += summary.retimed;
+      total.noisy_shapes.insert(total.noisy_shapes.end(), summary.noisy_shapes.begin(),
+                                summary.noisy_shapes.end());
+      total.busy = total.busy || summary.busy;
+      total.peak_load = std::max(total.peak_load, summary.peak_load);
       begin = end;
     }
   }
@@ -167,6 +206,9 @@ void run_tune_from_record(const TuneArgs& a) {
       a.db.c_str(), total.tuned, total.shapes, total.already_done,
       tuned_elsewhere(total.tuned_elsewhere).c_str(), static_cast<long long>(total.measurements),
       total.seconds, a.source.record_file.c_str());
+  const TimingCosts costs = timing_costs() - costs_before;
+  print_timing_costs(out, costs, total.tuned);
+  warn_if_noisy(total);
   warn_if_interrupted(total.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
@@ -180,6 +222,10 @@ void run_tune_from_record(const TuneArgs& a) {
                 {"measurements", total.measurements},
                 {"interrupted", total.interrupted},
                 {"seconds", total.seconds},
+                {"timing_costs", timing_costs_json(costs)},
+                {"retimed", total.retimed},
+                {"noisy_shapes", total.noisy_shapes},
+                {"busy", total.busy},
                 {"groups", groups},
                 {"targets", shapes}});
   exit_if_interrupted(total.interrupted);
@@ -196,6 +242,7 @@ void run_tune(const TuneArgs& a) {
   options.tune.threads = platform.threads;
 
   SessionSummary summary;
+  const TimingCosts costs_before = timing_costs();
   {
     // From before the database is opened (created, migrated): a signal then
     // stops the run before its first shape, like any other.
@@ -211,6 +258,9 @@ void run_tune(const TuneArgs& a) {
                tuned_elsewhere(summary.tuned_elsewhere).c_str(), static_cast<long long>(summary.measurements),
                summary.seconds, summary.platform_hash.c_str(), a.dtype.c_str(), platform.threads,
                a.layout.c_str(), a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
+  const TimingCosts costs = timing_costs() - costs_before;
+  print_timing_costs(out, costs, summary.tuned);
+  warn_if_noisy(summary);
   warn_if_interrupted(summary.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
@@ -226,7 +276,11 @@ void run_tune(const TuneArgs& a) {
                 {"tuned_elsewhere", summary.tuned_elsewhere},
                 {"measurements", summary.measurements},
                 {"interrupted", summary.interrupted},
-                {"seconds", summary.seconds}});
+                {"seconds", summary.seconds},
+                {"timing_costs", timing_costs_json(costs)},
+                {"retimed", summary.retimed},
+                {"noisy_shapes", summary.noisy_shapes},
+                {"busy", summary.busy}});
   exit_if_interrupted(summary.interrupted);
 }
 

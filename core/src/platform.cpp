@@ -8,6 +8,10 @@
 #include <omp.h>
 #include <sys/stat.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -132,6 +136,39 @@ Platform load(const std::string& source) {
 
 std::string size_text(std::size_t bytes) { return std::to_string(bytes); }
 
+#if defined(__x86_64__) || defined(__i386__)
+struct CpuidRegisters {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+CpuidRegisters cpuid(unsigned leaf, unsigned subleaf = 0) {
+  CpuidRegisters r;
+  __cpuid_count(leaf, subleaf, r.eax, r.ebx, r.ecx, r.edx);
+  return r;
+}
+
+// Walks a deterministic cache-parameters leaf (4, or AMD's 0x8000001D, which
+// has leaf 4's layout): one subleaf per cache until a type of 0.
+CacheSizes deterministic_caches(unsigned leaf) {
+  CacheSizes sizes;
+  constexpr unsigned kMaxSubleaves = 16;  // far above any CPU's cache count; guards a looping hypervisor
+  for (unsigned subleaf = 0; subleaf < kMaxSubleaves; ++subleaf) {
+    const CpuidRegisters r = cpuid(leaf, subleaf);
+    const unsigned type = r.eax & 0x1f;  // 1 data, 2 instruction, 3 unified
+    if (type == 0) break;
+    if (type == 2) continue;
+    const unsigned level = (r.eax >> 5) & 0x7;
+    const std::size_t ways = ((r.ebx >> 22) & 0x3ff) + 1, partitions = ((r.ebx >> 12) & 0x3ff) + 1,
+                      line = (r.ebx & 0xfff) + 1, sets = std::size_t(r.ecx) + 1;
+    const std::size_t bytes = ways * partitions * line * sets;
+    if (level == 1) sizes.l1d_bytes = bytes;
+    if (level == 2) sizes.l2_bytes = bytes;
+    if (level == 3) sizes.l3_bytes = bytes;
+  }
+  return sizes;
+}
+#endif
+
 // Whether two cache sizes of one level are within the tolerance (both absent counts).
 bool caches_close(std::size_t a, std::size_t b) {
   if (a == 0 || b == 0) return a == b;
@@ -163,12 +200,81 @@ std::string Platform::hash() const {
   return fingerprint(fields);
 }
 
+CacheSizes cpuid_cache_sizes() {
+#if defined(__x86_64__) || defined(__i386__)
+  const CpuidRegisters vendor_leaf = cpuid(0);
+  char vendor[13] = {};
+  std::memcpy(vendor, &vendor_leaf.ebx, 4);
+  std::memcpy(vendor + 4, &vendor_leaf.edx, 4);
+  std::memcpy(vendor + 8, &vendor_leaf.ecx, 4);
+  const std::string_view name(vendor);
+  const bool amd = name == "AuthenticAMD" || name == "HygonGenuine";
+  const unsigned max_extended = cpuid(0x80000000).eax;
+  if (amd) {
+    const bool topology_extensions = max_extended >= 0x80000001 && (cpuid(0x80000001).ecx >> 22 & 1);
+    if (topology_extensions && max_extended >= 0x8000001D) {
+      const CacheSizes sizes = deterministic_caches(0x8000001D);
+      if (sizes.l1d_bytes) return sizes;
+    }
+    // The legacy leaves: L1d KiB in 0x80000005 ECX[31:24]; L2 KiB in
+    // 0x80000006 ECX[31:16], L3 in EDX[31:18] in units of 512 KiB.
+    CacheSizes sizes;
+    if (max_extended >= 0x80000005) sizes.l1d_bytes = std::size_t(cpuid(0x80000005).ecx >> 24) << 10;
+    if (max_extended >= 0x80000006) {
+      const CpuidRegisters r = cpuid(0x80000006);
+      sizes.l2_bytes = std::size_t(r.ecx >> 16) << 10;
+      sizes.l3_bytes = std::size_t(r.edx >> 18) << 19;
+    }
+    return sizes;
+  }
+  if (vendor_leaf.eax >= 4) return deterministic_caches(4);
+#endif
+  return {};
+}
+
+bool cache_sizes_sane(const CacheSizes& s) {
+  constexpr std::size_t KiB = 1024, MiB = KiB * KiB;
+  const bool l1d = s.l1d_bytes >= 4 * KiB && s.l1d_bytes <= 4 * MiB;
+  const bool l2 = s.l2_bytes >= 64 * KiB && s.l2_bytes <= 256 * MiB && s.l2_bytes >= s.l1d_bytes;
+  const bool l3 = s.l3_bytes == 0 || (s.l3_bytes >= s.l2_bytes && s.l3_bytes <= 4096 * MiB);
+  return l1d && l2 && l3;
+}
+
+CacheSizes choose_cache_sizes(const CacheSizes& topology, const CacheSizes& cpuid) {
+  if (cache_sizes_sane(topology)) return topology;
+  return cache_sizes_sane(cpuid) ? cpuid : topology;
+}
+
 Platform detect_platform(int threads) {
   // Reading the topology takes milliseconds; the hardware does not change while we run.
-  static const Platform hardware = load("");
+  static const Platform hardware = [] {
+    Platform p = load("");
+    // CPUID describes this machine, not the one HWLOC_XMLFILE may name.
+    const char* xml = sfc::setting_value("HWLOC_XMLFILE");
+    if (xml && *xml) return p;
+    const CacheSizes chosen = choose_cache_sizes({p.l1d_bytes, p.l2_bytes, p.l3_bytes}, cpuid_cache_sizes());
+    p.l1d_bytes = chosen.l1d_bytes;
+    p.l2_bytes = chosen.l2_bytes;
+    p.l3_bytes = chosen.l3_bytes;
+    return p;
+  }();
   Platform p = hardware;
   add_software(p, threads);
   return p;
+}
+
+CacheSizes running_machine_cache_sizes() noexcept {
+  static const CacheSizes sizes = [] {
+    const char* xml = sfc::setting_value("HWLOC_XMLFILE");
+    if (!(xml && *xml)) try {
+        const Platform p = detect_platform(1);
+        return CacheSizes{p.l1d_bytes, p.l2_bytes, p.l3_bytes};
+      } catch (const std::exception&) {
+        // hwloc could not read this machine: CPUID still can.
+      }
+    return cpuid_cache_sizes();
+  }();
+  return sizes;
 }
 
 Platform platform_from_topology(const std::string& source, int threads) {

@@ -155,6 +155,8 @@ Answer ConfigPredictor::query(const GemmShape& shape, DType dtype, int threads, 
     if (n.m == q.m && n.n == q.n && n.k == q.k) {
       a.knobs = g->winner(i);
       a.tier = Tier::exact;
+      a.measured_configs = int(std::count_if(g->throughput[i].begin(), g->throughput[i].end(),
+                                             [](float score) { return score > 0; }));
       return a;
     }
     const ShapeGroup::Policy& policy = g->policy_for(q);

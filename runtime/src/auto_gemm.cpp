@@ -216,7 +216,8 @@ void AutoGemm::gemm(Layout layout, Transpose trans_a, Transpose trans_b, const G
       if (step.kind == OnlineTuner::Step::Kind::winner) {
         // Tuned: the winner's plan replaces this one in the pool, answered as exact from now on.
         plan = {Impl::build(key, step.knobs),
-                Answer{step.knobs, Tier::exact, PlatformMatch::exact, 0, shape, std::nullopt}, false};
+                Answer{step.knobs, Tier::exact, PlatformMatch::exact, 0, shape, std::nullopt, step.timed},
+                false};
         running = plan.plan.get();
         origin = "online-winner";
       } else if (step.kind == OnlineTuner::Step::Kind::measure) {

@@ -56,6 +56,7 @@ struct OnlineTuner::ShapeTuning {
   double spent = 0;        // seconds of GEMM time measured
   bool measuring = false;  // a thread is running a candidate now
   std::optional<Knobs> winner;
+  int timed = 0;  // candidates with a timed run, once there is a winner
 };
 
 OnlineTuner::OnlineTuner(OnlineTuning settings, const ConfigService& service)
@@ -63,26 +64,51 @@ OnlineTuner::OnlineTuner(OnlineTuning settings, const ConfigService& service)
 
 OnlineTuner::~OnlineTuner() = default;
 
+std::vector<Knobs> online_shortlist(const ModelPrediction& model, const std::vector<Knobs>& preferred,
+                                    std::size_t count) {
+  std::vector<Knobs> list;
+  const auto add = [&](const Knobs& knobs) {
+    if (list.size() < count && knobs.valid() && std::find(list.begin(), list.end(), knobs) == list.end())
+      list.push_back(knobs);
+  };
+  for (const Knobs& knobs : preferred) add(knobs);
+  // The model's K_layers, fastest first (+infinity: more layers than the
+  // shape has K blocks, which the engine would clamp to one already listed).
+  std::vector<int> layers;
+  for (int l = 1; l <= kMaxKLayers; ++l)
+    if (std::isfinite(model.seconds[std::size_t(l - 1)])) layers.push_back(l);
+  std::stable_sort(layers.begin(), layers.end(), [&](int a, int b) {
+    return model.seconds[std::size_t(a - 1)] < model.seconds[std::size_t(b - 1)];
+  });
+  // The model's choice, then the next K_layers with its k_block_factor, then
+  // the choice's neighbouring k_block_factors (the L2 rule's uncertainty).
+  add(model.knobs);
+  for (int l : layers) add({l, model.knobs.k_block_factor});
+  add({model.knobs.k_layers, std::max(1, model.knobs.k_block_factor / 2)});
+  add({model.knobs.k_layers, std::min(kMaxKBlockFactor, model.knobs.k_block_factor * 2)});
+  add({1, 1});
+  return list;
+}
+
 std::vector<Knobs> OnlineTuner::candidates(const TuningKey& key, const Answer& planned) const {
   const GemmShape shape{key.m, key.n, key.k};
-  std::vector<Knobs> list = {planned.knobs};
-  auto add = [&](const Knobs& knobs) {
-    if (std::find(list.begin(), list.end(), knobs) == list.end()) list.push_back(knobs);
-  };
+  std::vector<Knobs> preferred = {planned.knobs};
   // Each predictor that can answer: those that cannot (no tuned neighbour,
   // no calibration) throw, and simply offer nothing.
   for (const Predictor p : {Predictor::nearest, Predictor::model}) try {
-      add(service_.predictor().predict(p, shape, key.dtype, key.threads, key.layout));
+      preferred.push_back(service_.predictor().predict(p, shape, key.dtype, key.threads, key.layout));
     } catch (const Error&) {}
-  // With no calibration, the model with nominal rates still ranks K_layers
-  // (this machine's L2 sizes the k_block_factor).
-  if (!service_.predictor().has_model(key.threads)) try {
-      add(AnalyticalModel(kNominalCalibration, l2_bytes_)
-              .predict(shape, key.dtype, key.threads, key.layout)
-              .knobs);
-    } catch (const Error&) {}
-  add({1, 1});
-  return list;
+  // The ranking: the model with nominal rates ranks K_layers wherever this
+  // machine is not calibrated (this machine's L2 sizes the k_block_factor).
+  ModelPrediction model;
+  model.seconds.fill(std::numeric_limits<double>::infinity());
+  try {
+    model =
+        AnalyticalModel(kNominalCalibration, l2_bytes_).predict(shape, key.dtype, key.threads, key.layout);
+  } catch (const Error&) {
+    model.knobs = {1, 1};
+  }
+  return online_shortlist(model, preferred, kShortlist);
 }
 
 OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned) {
@@ -95,8 +121,8 @@ OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned)
     slot->plans.resize(slot->candidates.size());
   }
   ShapeTuning& t = *slot;
-  if (t.winner) return {Step::Kind::winner, *t.winner, 0, nullptr};
-  if (t.measuring) return {Step::Kind::planned, planned.knobs, 0, nullptr};
+  if (t.winner) return {Step::Kind::winner, *t.winner, 0, nullptr, t.timed};
+  if (t.measuring) return {Step::Kind::planned, planned.knobs, 0, nullptr, 0};
   t.measuring = true;  // this shape's candidates are this thread's until report() or skip()
   const std::size_t candidate = t.next;
   if (!t.plans[candidate]) {
@@ -114,7 +140,7 @@ OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned)
     lock.lock();
     t.plans[candidate] = std::move(plan);
   }
-  return {Step::Kind::measure, t.candidates[candidate], candidate, t.plans[candidate]};
+  return {Step::Kind::measure, t.candidates[candidate], candidate, t.plans[candidate], 0};
 }
 
 void OnlineTuner::report(const TuningKey& key, std::size_t candidate, double seconds) noexcept {
@@ -148,6 +174,8 @@ void OnlineTuner::report(const TuningKey& key, std::size_t candidate, double sec
   store(key, t);
   lock.lock();
   t.winner = t.candidates[best];
+  t.timed = int(std::count_if(t.runs.begin(), t.runs.end(),
+                              [](const ShapeTuning::Runs& runs) { return runs.count > 0; }));
   t.plans.clear();  // a caller still running one holds it (shared_ptr)
   t.measuring = false;
 }

@@ -1,6 +1,7 @@
 // Cold-input GEMM timing (see sfc/measure.hpp for the method).
 #include "sfc/measure.hpp"
 
+#include "sfc/platform.hpp"
 #include "sfc/settings.hpp"
 #include "sfc/verify.hpp"
 
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -24,6 +26,13 @@ std::size_t round_up(std::size_t bytes) {
   return (bytes + AlignedBuffer::alignment - 1) / AlignedBuffer::alignment * AlignedBuffer::alignment;
 }
 
+// The process's counters behind timing_costs(), in nanoseconds.
+std::atomic<std::int64_t> fill_ns{0}, filled_bytes{0}, flush_ns{0}, run_ns{0};
+
+std::int64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Writes `bytes` of a scratch buffer with all threads, evicting what the
 // caches held before. The buffer is kept for the process: allocating and
 // faulting in up to 1 GiB per measurement would dominate short runs.
@@ -31,15 +40,61 @@ void flush_caches(std::size_t bytes, int threads) {
   static std::mutex mutex;
   static AlignedBuffer buffer;
   std::lock_guard lock(mutex);
+  const auto t0 = std::chrono::steady_clock::now();
   if (buffer.bytes() < bytes) buffer = AlignedBuffer(bytes);
   auto* words = buffer.as<std::uint64_t>();
   const std::int64_t n = std::int64_t(bytes / sizeof(std::uint64_t));
   const int team = threads > 0 ? threads : default_threads();
 #pragma omp parallel for schedule(static) num_threads(team)
   for (std::int64_t i = 0; i < n; ++i) words[i] += 1;
+  flush_ns += nanoseconds_since(t0);
+}
+
+// The memory ColdOperands share across a process: `inputs` holds random
+// values of `input_dtype` in its first `inputs_filled` bytes; `outputs` is
+// allocated (and zeroed once) up to its size. One ColdOperands at a time
+// holds it (`leased`).
+struct SharedColdMemory {
+  std::mutex mutex;
+  bool leased = false;
+  AlignedBuffer inputs, outputs;
+  DType input_dtype = DType::f32;
+  std::size_t inputs_filled = 0;
+};
+
+SharedColdMemory& shared_cold_memory() {
+  static SharedColdMemory memory;
+  return memory;
+}
+
+void count_fill(std::chrono::steady_clock::time_point t0, std::size_t bytes) {
+  fill_ns += nanoseconds_since(t0);
+  filled_bytes += std::int64_t(bytes);
+}
+
+// Random values of `dtype` in [-1, 1) over bytes [from, to) of `buffer`
+// (`from` and `to` multiples of the element size).
+void fill_inputs(unsigned char* buffer, std::size_t from, std::size_t to, DType dtype, unsigned seed,
+                 int threads) {
+  if (to <= from) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  fill_uniform(buffer + from, (to - from) / input_size(dtype), dtype, seed + from, threads);
+  count_fill(t0, to - from);
+}
+
+void zero(unsigned char* buffer, std::size_t from, std::size_t to) {
+  if (to <= from) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::memset(buffer + from, 0, to - from);
+  count_fill(t0, to - from);
 }
 
 }  // namespace
+
+TimingCosts timing_costs() {
+  return {double(fill_ns.load()) * 1e-9, filled_bytes.load(), double(flush_ns.load()) * 1e-9,
+          double(run_ns.load()) * 1e-9};
+}
 
 std::string_view to_string(Statistic statistic) { return statistic == Statistic::min ? "min" : "mean"; }
 
@@ -72,8 +127,9 @@ std::size_t cold_footprint_bytes() {
                    env, most);
     });
   }
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const std::size_t two_l3 = l3 > 0 ? 2 * std::size_t(l3) : 0;
+  // The platform's L3 (sysfs through hwloc, else CPUID), not glibc's
+  // sysconf, which misread a VM's L3 without cache information in sysfs.
+  const std::size_t two_l3 = 2 * running_machine_cache_sizes().l3_bytes;
   return std::clamp<std::size_t>(two_l3, std::size_t(64) << 20, std::size_t(1) << 30);
 }
 
@@ -118,12 +174,13 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
     if (flush_bytes && set == 0) flush_caches(flush_bytes, threads);  // a new rotation reads cold sets again
     const auto t0 = std::chrono::steady_clock::now();
     runners[i](set);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::int64_t ns = nanoseconds_since(t0);
+    run_ns += ns;
     set = (set + 1) % sets;
     if (next_set) *next_set = set;
     ++progress.done;
     if (run_observer) run_observer(progress);
-    return seconds;
+    return double(ns) * 1e-9;
   };
   const auto stopped = [&] { return stop && stop->load(); };
 
@@ -213,36 +270,69 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   a_bytes_ = round_up(a_count * input_size(dt));
   b_bytes_ = round_up(b_count * input_size(dt));
   c_bytes_ = round_up(c_count * output_size(dt));
-  set_stride_ = a_bytes_ + b_bytes_ + c_bytes_;
+  set_stride_ = a_bytes_ + b_bytes_;  // of the inputs; C has its own memory, c_bytes_ a set
 
   // Enough sets that rotating over them streams the cold footprint; if fewer
   // the runs need fewer sets than that, each set is used once, after a flush.
   const std::size_t cold = cold_footprint_bytes();
   const std::size_t wanted = std::max<std::size_t>(1, (cold + set_stride_ - 1) / set_stride_);
-  const std::size_t affordable = std::max<std::size_t>(1, std::size_t(half_memory() / double(set_stride_)));
+  const std::size_t affordable =
+      std::max<std::size_t>(1, std::size_t(half_memory() / double(set_stride_ + c_bytes_)));
   sets_ = int(std::min({wanted, std::size_t(std::max(runs, 1)), affordable}));
   flush_bytes_ = std::size_t(sets_) * set_stride_ < cold ? cold : 0;
+  const std::size_t input_bytes = std::size_t(sets_) * set_stride_,
+                    output_bytes = std::size_t(sets_) * c_bytes_;
   try {
-    storage_ = AlignedBuffer(std::size_t(sets_) * set_stride_);
+    // The shared memory serves sets up to twice the cold footprint (more is
+    // one large shape's, not worth keeping for the process).
+    SharedColdMemory& shared = shared_cold_memory();
+    std::unique_lock lock(shared.mutex);
+    if (!shared.leased && input_bytes + output_bytes <= 2 * std::max(cold, std::size_t(64) << 20)) {
+      if (shared.input_dtype != dt) shared.inputs_filled = 0;
+      if (shared.inputs.bytes() < input_bytes) {
+        shared.inputs = AlignedBuffer();  // free before allocating the larger one
+        shared.inputs = AlignedBuffer(input_bytes);
+        shared.inputs_filled = 0;
+      }
+      if (shared.outputs.bytes() < output_bytes) {
+        shared.outputs = AlignedBuffer();
+        shared.outputs = AlignedBuffer(output_bytes);
+        zero(shared.outputs.as<unsigned char>(), 0, output_bytes);
+      } else if (call.beta != 0) {
+        zero(shared.outputs.as<unsigned char>(), 0, output_bytes);  // C is read: start from zero as before
+      }
+      // Only what no earlier ColdOperands of this input type filled.
+      fill_inputs(shared.inputs.as<unsigned char>(), shared.inputs_filled, input_bytes, dt, seed, threads_);
+      shared.inputs_filled = std::max(shared.inputs_filled, input_bytes);
+      shared.input_dtype = dt;
+      shared.leased = true;
+      flush_first_ = true;
+      inputs_ = shared.inputs.as<unsigned char>();
+      outputs_ = shared.outputs.as<unsigned char>();
+      shared_lease_ = std::shared_ptr<void>(&shared, [](void* memory) {
+        auto* m = static_cast<SharedColdMemory*>(memory);
+        const std::lock_guard release(m->mutex);
+        m->leased = false;
+      });
+      return;
+    }
+    lock.unlock();
+    own_inputs_ = AlignedBuffer(input_bytes);
+    own_outputs_ = AlignedBuffer(output_bytes);
   } catch (const std::bad_alloc&) {
     throw Error("out of memory allocating " + std::to_string(sets_) + " input sets of " +
-                std::to_string(set_stride_ >> 20) + " MiB");
+                std::to_string((set_stride_ + c_bytes_) >> 20) + " MiB");
   }
-  for (int i = 0; i < sets_; ++i) {
-    fill_uniform(const_cast<void*>(a(i)), a_count, dt, seed + 3ull * i, threads_);
-    fill_uniform(const_cast<void*>(b(i)), b_count, dt, seed + 3ull * i + 1, threads_);
-    std::memset(c(i), 0, c_bytes_);
-  }
+  inputs_ = own_inputs_.as<unsigned char>();
+  outputs_ = own_outputs_.as<unsigned char>();
+  fill_inputs(inputs_, 0, input_bytes, dt, seed, threads_);
+  zero(outputs_, 0, output_bytes);
 }
 
-const void* ColdOperands::a(int set) const { return storage_.as<unsigned char>() + set * set_stride_; }
-const void* ColdOperands::b(int set) const { return static_cast<const unsigned char*>(a(set)) + a_bytes_; }
-void* ColdOperands::c(int set) {
-  return storage_.as<unsigned char>() + set * set_stride_ + a_bytes_ + b_bytes_;
-}
-const void* ColdOperands::c(int set) const {
-  return storage_.as<unsigned char>() + set * set_stride_ + a_bytes_ + b_bytes_;
-}
+const void* ColdOperands::a(int set) const { return inputs_ + std::size_t(set) * set_stride_; }
+const void* ColdOperands::b(int set) const { return inputs_ + std::size_t(set) * set_stride_ + a_bytes_; }
+void* ColdOperands::c(int set) { return outputs_ + std::size_t(set) * c_bytes_; }
+const void* ColdOperands::c(int set) const { return outputs_ + std::size_t(set) * c_bytes_; }
 
 Timing ColdOperands::time(GemmPlan& plan, int warmup, int reps, double budget_seconds) {
   GemmPlan* const plans[] = {&plan};
@@ -261,6 +351,10 @@ std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int war
         plan->gemm(layout_, call_.trans_a, call_.trans_b, call_.alpha, a(set), lda_, b(set), ldb_, call_.beta,
                    c(set), ldc_);
     });
+  if (flush_first_) {
+    flush_caches(cold_footprint_bytes(), threads_);
+    flush_first_ = false;
+  }
   return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_, min_reps,
                      threads_);
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sfc/error.hpp"
+#include "sfc/noise_guard.hpp"
 #include "sfc/shape_claims.hpp"
 #include "tuning_progress.hpp"
 
@@ -18,7 +19,9 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   const auto start = std::chrono::steady_clock::now();
   const Tuner tuner(options.tune);
   const DType dtype = options.tune.dtype;
-  SessionSummary summary{.platform_hash = platform.hash(), .shapes = grid.size()};
+  SessionSummary summary;
+  summary.platform_hash = platform.hash();
+  summary.shapes = grid.size();
   store.upsert_platform(platform);
   // The winners of this selection, read as every reader reads them: a store
   // readers refuse as inconsistent is refused here too, rather than its
@@ -70,6 +73,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       return true;
     }
     progress.start_shape(p.shape);
+    const std::optional<double> load_before = read_load_average();
     const ShapeTuning tuning =
         tuner.tune(p.shape, options.configs, prior, stop, [&](const TuneStep& step) { progress.step(step); });
     // One transaction per shape: a kill before this line loses only this shape.
@@ -78,6 +82,19 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       summary.interrupted = true;
       return true;
     }
+    NoiseVerdict noise = judge_shape_noise(tuning.measurements, load_before, platform.cores);
+    if (noise.noisy) {  // timed once more (sfc/noise_guard.hpp)
+      ++summary.retimed;
+      const std::optional<double> again_before = read_load_average();
+      const ShapeTuning again = tuner.tune(p.shape, options.configs, {}, stop);
+      summary.measurements += store.record(summary.platform_hash, again.measurements);
+      if (again.interrupted) {
+        summary.interrupted = true;
+        return true;
+      }
+      noise = judge_shape_noise(again.measurements, again_before, platform.cores);
+    }
+    note_noise(summary, p.shape, noise);
     ++summary.tuned;
     progress.finish_shape(
         store.winner({summary.platform_hash, dtype, platform.threads, options.tune.layout, p.shape}));

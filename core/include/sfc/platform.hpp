@@ -6,7 +6,8 @@
 // covers those and nothing else, so two machines of one kind share a hash
 // whatever compiler or LIBXSMM build ran the tuning. Those two are recorded
 // and shown, not identity. Topology and cache sizes are read with hwloc (it
-// reads sysfs and honours cgroup cpusets); hwloc's own HWLOC_XMLFILE and
+// reads sysfs and honours cgroup cpusets), the cache sizes from CPUID where
+// hwloc gives none or nonsense; hwloc's own HWLOC_XMLFILE and
 // HWLOC_SYNTHETIC environment variables make a process see another machine.
 #pragma once
 #include <cstddef>
@@ -44,8 +45,39 @@ struct Platform {
 std::string fingerprint(std::span<const std::string> fields);
 
 // Reads the running machine once per process (threads <= 0: default_threads()).
+// The cache sizes are hwloc's where sane (see cache_sizes_sane), else CPUID's
+// (choose_cache_sizes), unless HWLOC_XMLFILE names another machine's topology.
 // Throws sfc::Error if hwloc cannot read the topology.
 Platform detect_platform(int threads = 0);
+
+// The sizes of one instance of each data cache level; 0 = none or unknown.
+struct CacheSizes {
+  std::size_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
+  bool operator==(const CacheSizes&) const = default;
+};
+
+// The caches CPUID describes for the core this thread runs on: leaf 4 on
+// Intel (and any vendor that has it), leaf 0x8000001D on AMD and Hygon with
+// topology extensions, else AMD's leaves 0x80000005/6. All 0 where CPUID says
+// nothing (or the build is not for x86). A hypervisor may show its guest
+// whatever it likes here, as it may in sysfs.
+CacheSizes cpuid_cache_sizes();
+
+// Whether sizes read from the topology describe a plausible hierarchy: an L1d
+// of 4 KiB..4 MiB, an L2 of 64 KiB..256 MiB at least as large as the L1d,
+// and an L3 absent (0) or at least as large as the L2 and at most 4 GiB.
+// A VM without cache information in sysfs reads all 0: not sane.
+bool cache_sizes_sane(const CacheSizes& sizes);
+
+// The sizes detect_platform() uses: `topology`'s (hwloc, from sysfs) where
+// sane, else `cpuid`'s where those are sane, else `topology`'s as read.
+CacheSizes choose_cache_sizes(const CacheSizes& topology, const CacheSizes& cpuid);
+
+// The caches of the machine this process runs on, whatever topology
+// HWLOC_XMLFILE shows it: detect_platform()'s sizes, or CPUID's where
+// HWLOC_XMLFILE is set or hwloc fails. Never throws; what cold timing sizes
+// its footprint by.
+CacheSizes running_machine_cache_sizes() noexcept;
 
 // The same read from another topology: `source` is an XML file as
 // `lstopo FILE.xml` writes it, or else hwloc's synthetic description

@@ -51,6 +51,11 @@ struct Answer {
   // layout with none of its own borrows the other's, transposed, else the
   // blocked layout's): the tier is then that layout's, not this one's.
   std::optional<Layout> borrowed_from;
+  // exact: how many of the kConfigCount configurations the shape has measured
+  // (0 for the other tiers). Online tuning times a ranked shortlist, so an
+  // exact answer with fewer than kConfigCount is "timed N of 64", not the
+  // winner of an exhaustive search.
+  int measured_configs = 0;
 };
 
 // One predictor on its own, so `sfc-tune evaluate` can score each.

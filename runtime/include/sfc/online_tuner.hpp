@@ -6,9 +6,11 @@
 // The first calls of a shape whose answer is not `exact` each run one
 // candidate configuration instead of the planned one -- every call still
 // computes its C, once; no GEMM is added -- and the candidate's time is kept.
-// The candidates are the few the predictors rank highest: the policy's
-// answer, the nearest tuned shape's winner, the model's choice (with nominal
-// rates where this machine is not calibrated) and (1, 1), each once. Each is run
+// The candidates are a ranked shortlist of at most kShortlist configurations
+// (online_shortlist): the policy's answer, the nearest tuned shape's winner
+// and the calibrated model's choice where they exist, then the model's
+// ranking (nominal rates: the order, not the seconds, counts) of K_layers and
+// of the k_block_factors beside its choice, and (1, 1). Each is run
 // up to kRounds times, round robin, until the shape's budget of GEMM time is
 // spent or every round is done. A candidate keeps its plan across its calls,
 // and each turn is two calls: the first settles (what the call before left in
@@ -17,7 +19,8 @@
 // Then the fastest (its fastest timed call) is stored
 // in the database as full measurements of those configurations (TuningStore:
 // WAL, a busy timeout, so several processes can write) and runs from then on,
-// in this process, and in the next, which finds the shape `exact`.
+// in this process, and in the next, which finds the shape `exact` with the
+// number of configurations timed (Answer::measured_configs; Step::timed here).
 //
 // One thread measures a shape at a time: a thread that calls a shape whose
 // candidate another thread is running runs the planned configuration, so no
@@ -32,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "sfc/analytical_model.hpp"
 #include "sfc/config_service.hpp"
 #include "sfc/fork_safe_mutex.hpp"
 #include "sfc/gemm.hpp"
@@ -68,10 +72,19 @@ struct TuningKey {
   }
 };
 
+// The candidates online tuning times, at most `count`, best first: `preferred`
+// (the predictors' answers) in order, then `model`'s ranking -- its choice,
+// the K_layers it predicts fastest first with the choice's k_block_factor,
+// the choice with half and twice its k_block_factor -- then (1, 1); each
+// once. One function, so that a general ranker can take its place.
+std::vector<Knobs> online_shortlist(const ModelPrediction& model, const std::vector<Knobs>& preferred,
+                                    std::size_t count);
+
 class OnlineTuner {
  public:
-  static constexpr int kRounds = 3;         // timed calls per candidate at most: the fastest counts
-  static constexpr int kCallsPerRound = 2;  // a settling call, then the timed one
+  static constexpr int kRounds = 3;             // timed calls per candidate at most: the fastest counts
+  static constexpr int kCallsPerRound = 2;      // a settling call, then the timed one
+  static constexpr std::size_t kShortlist = 6;  // candidates timed at most, of kConfigCount
 
   OnlineTuner(OnlineTuning settings, const ConfigService& service);
   ~OnlineTuner();
@@ -86,6 +99,7 @@ class OnlineTuner {
     Knobs knobs;
     std::size_t candidate = 0;
     std::shared_ptr<GemmPlan> plan;  // measure: the candidate's plan, kept across its calls
+    int timed = 0;                   // winner: how many candidates were timed
   };
   Step next(const TuningKey& key, const Answer& planned);
 

@@ -5,10 +5,18 @@
 // before: runs rotate over the sets, and when the sets together are smaller
 // than the cold footprint (2x the last-level cache, 64 MiB..1 GiB) each set is
 // used at most once after a flush of the caches.
+//
+// The input and output memory of the sets is the process's, reused from one
+// ColdOperands to the next (the shapes of one tuning run): it grows when a
+// shape needs more, and only bytes no earlier ColdOperands of the same input
+// type filled are filled, so a small shape after another pays no fill. A
+// ColdOperands made while another one lives gets memory of its own.
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -89,8 +97,25 @@ using RunObserver = std::function<void(const RunProgress&)>;
 // this thread (empty: none); returns the one it replaces.
 RunObserver set_run_observer(RunObserver observer);
 
-// Bytes that must be streamed to evict the caches: 2 x L3, clamped to
-// 64 MiB..1 GiB; the environment variable SFC_COLD_BYTES overrides it.
+// What cold timing cost this process so far, besides the GEMMs it timed:
+// filling input sets with random values, flushing the caches, and the runs
+// themselves (warm-up, settling and timed runs alike). A caller reports the
+// difference of two snapshots as the fixed cost of the shapes between them.
+struct TimingCosts {
+  double fill_seconds = 0;        // allocating and filling input and output sets
+  std::int64_t filled_bytes = 0;  // of them
+  double flush_seconds = 0;       // cache flushes
+  double run_seconds = 0;         // every GEMM run time_rounds made
+  TimingCosts operator-(const TimingCosts& before) const {
+    return {fill_seconds - before.fill_seconds, filled_bytes - before.filled_bytes,
+            flush_seconds - before.flush_seconds, run_seconds - before.run_seconds};
+  }
+};
+TimingCosts timing_costs();
+
+// Bytes that must be streamed to evict the caches: 2 x L3 (one instance, as
+// running_machine_cache_sizes() reads it), clamped to 64 MiB..1 GiB; the
+// environment variable SFC_COLD_BYTES overrides it.
 std::size_t cold_footprint_bytes();
 
 // The BLAS arguments a plain-layout timing calls GemmPlan::gemm with; the
@@ -129,6 +154,9 @@ class ColdOperands {
                            const std::atomic<bool>* stop = nullptr, int min_reps = 1);
 
   int sets() const { return sets_; }
+  // The bytes flushed before each rotation over the sets (0: the sets alone
+  // are the cold footprint).
+  std::size_t flush_bytes() const { return flush_bytes_; }
   const void* a(int set) const;
   const void* b(int set) const;
   void* c(int set);
@@ -146,9 +174,15 @@ class ColdOperands {
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   std::size_t set_stride_ = 0;
-  int threads_ = 0;        // the plan's: the fills and flushes run on as many
-  int next_set_ = 0;       // where the rotation over the sets goes on (see time_rounds)
-  AlignedBuffer storage_;  // sets x (A | B | C), each slice 64-byte aligned
+  int threads_ = 0;   // the plan's: the fills and flushes run on as many
+  int next_set_ = 0;  // where the rotation over the sets goes on (see time_rounds)
+  // sets x (A | B) and sets x C, each slice 64-byte aligned: in the process's
+  // shared memory while `shared_lease_` holds it, else in own_inputs_/own_outputs_.
+  unsigned char* inputs_ = nullptr;
+  unsigned char* outputs_ = nullptr;
+  std::shared_ptr<void> shared_lease_;
+  bool flush_first_ = false;  // the shared memory's last user may have left these sets cached
+  AlignedBuffer own_inputs_, own_outputs_;
 };
 
 }  // namespace sfc

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sfc/config_set.hpp"
 #include "sfc/platform.hpp"
@@ -44,6 +45,14 @@ struct SessionSummary {
   std::int64_t measurements = 0;    // rows this run added
   bool interrupted = false;
   double seconds = 0;
+  // The noise guard's notes (sfc/noise_guard.hpp): the shapes timed again
+  // for noise, those whose runs still spread beyond kNoiseSpreadLimit
+  // ("MxNxK: why"), whether the load average exceeded the cores while a
+  // shape was tuned, and the highest load read.
+  std::size_t retimed = 0;
+  std::vector<std::string> noisy_shapes;
+  bool busy = false;
+  double peak_load = 0;
 };
 
 SessionSummary tune_grid(TuningStore& store, const Platform& platform, const ShapeGrid& grid,
