@@ -9,10 +9,11 @@
 // applied in the order of kStrategies below, each with a one-line reason and
 // the record that chose it; the figures are in
 // docs/experiments/2026-12-07-figures-from-code-comments.md#block-sizes.
+// A block the regimes make taller than its target is rounded up to whole
+// vectors of C unless it divides M (C in place cannot take padded rows), and
+// a divisor taken for bm is a whole number of vectors.
 // The rule reads the machine only through ArchContext.
 #include <algorithm>
-
-#include <ostream>
 
 #include "amx_brgemm.hpp"
 #include "row_tasks.hpp"

@@ -153,7 +153,7 @@ struct GemmPlan::Impl {
   // built for those): only A is packed, B is read and C written in place
   // (b_in_place_map; a K the blocks do not divide ends on a shorter block),
   // or A and B are packed and C written in place (c_in_place_map). The tiles at the edges of a ragged M or N
-  // run kernels of their own size on the padded packed blocks (one round only: see the constructor). gemm()
+  // run kernels of their own size on the padded packed blocks (one round only: see build_kernels). gemm()
   // packs all three otherwise. A B stored transposed is packed: LIBXSMM's TRANS_B kernels read it in place at
   // full speed only for some leading dimensions, those whose rows do not share a few cache sets
   // (docs/experiments/2026-12-07-figures-from-code-comments.md#transposed-b).
