@@ -194,7 +194,7 @@ void map_tiles(GemmPlan::Impl& p) {
 GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>()) {
   check_request(request);
   Impl& p = *impl_;
-  p.decision = decide(request, ArchContext::detect());
+  p.decision = decide(request, ArchContext::detect(/*ask_for_tiles=*/request.dtype == DType::bf16));
   adopt(p);
   split_k(p);
   check_scratch_fits(p);  // before generating anything

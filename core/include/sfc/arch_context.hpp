@@ -61,7 +61,8 @@ struct ArchContext {
   bool one_thread = false;      // a forked child: every request runs on one thread
   int usable_threads(int threads) const { return one_thread || threads < 1 ? 1 : threads; }
   // This process now. `ask_for_tiles`: ask Linux for the AMX tile data
-  // (what a plan does); without, amx_kernels is false and nothing is asked.
+  // (what a bf16 plan does: the grant enlarges every signal frame, so no
+  // other plan asks); without, amx_kernels is false and nothing is asked.
   static ArchContext detect(bool ask_for_tiles = true);
 };
 
