@@ -269,8 +269,8 @@ std::vector<std::string> PlanDecision::describe() const {
       "tasks: " + std::to_string(tasks) +
           (row_tasks ? " row tasks of " + std::to_string(row_span) + " tiles" : "") +
           ", curve: " + (curve == CurveOrder::gilbert ? "gilbert" : "row by row"),
-      "panels: A " + yes_no(panels_a) + ", B " + yes_no(panels_b) + ", " + std::to_string(panel_blocks) +
-          " K blocks a batch",
+      "panels: loop A " + yes_no(panels_a) + ", loop B " + yes_no(panels_b) + ", " +
+          std::to_string(panel_blocks) + " K blocks a batch",
       "streams C: " + yes_no(stream_c) + " (blocked C: " + yes_no(stream_blocked_c) + ")",
       "kernels: " + std::string(kernel()) + "; blocked " + std::string(to_string(blocked_kernels)) +
           ", C in place " + std::string(to_string(c_in_place_kernels)) + ", B in place " +
