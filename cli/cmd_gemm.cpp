@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/measure.hpp"
+#include "sfc/plan_decision.hpp"
 #include "sfc/verify.hpp"
 
 namespace sfc::cli {
@@ -64,6 +65,7 @@ void run_gemm(const GemmOptions& o) {
       "{}",
       o.m, o.n, o.k, o.dtype, plan.threads(), plan.k_layers(), plan.k_block_factor(), bs.bm, bs.bn, bs.bk,
       plan.kernel());
+  for (const std::string& line : plan.decision().describe()) spdlog::debug("plan decision: {}", line);
 
   ColdOperands inputs(plan, request.layout, o.warmup + o.reps);
   spdlog::info("timing {} warm-up + {} runs over {} cold input set(s)", o.warmup, o.reps, inputs.sets());

@@ -221,8 +221,8 @@ TEST_CASE("one column of tiles reads a tight A in place, and packs any other A (
         check_case({{300, 12, 4099}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{12, 300, 4099}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         // Tall, ragged panels: 2501 rows in blocks of 512 (whole vectors; the last 453), 2 blocks a panel.
-        // Tight, they are read in place by LIBXSMM's plain kernels a K block at a time (Impl::kByBlockRows),
-        // with K divided (300) or ending on a shorter block (1001).
+        // Tight, they are read in place by LIBXSMM's plain kernels a K block at a time (kByBlockRows,
+        // plan_decision.cpp), with K divided (300) or ending on a shorter block (1001).
         check_case({{2501, 7, 300}, {}}, dtype, threads, Layout::col_major, kl, kbf);
         check_case({{7, 2501, 300}, {}}, dtype, threads, Layout::row_major, kl, kbf);
         check_case({{2501, 7, 1001}, {}}, dtype, threads, Layout::col_major, kl, kbf);
@@ -274,7 +274,7 @@ TEST_CASE(
     rows.gemm(Layout::row_major, a.data(), 1030, b.data(), 2050, c.data(), 2050);
     CHECK(rows.workspace_bytes() == 2 * std::size_t(16 * 64 * 61) * sizeof(float));
   }
-  // An A below Impl::kRowTaskMinBytes (4.2 MiB) in 16 rows of tiles is
+  // An A below kRowTaskMinBytes (row_tasks.hpp) (4.2 MiB) in 16 rows of tiles is
   // packed whole, up front.
   r.shape = {130, 1024, 1030};
   GemmPlan whole(r);
@@ -336,7 +336,7 @@ TEST_CASE("every copying path gives the same C") {
   r.k_block_factor = 3;
   // Its 6 rows of tasks (3 rows of tiles, 2 layers) do not share out evenly
   // over 4 threads: the loop's A is packed whole, not in row panels
-  // (Impl::row_tasks_pay).
+  // (row_tasks_pay, row_tasks.hpp).
   r.threads = 4;
   GemmPlan plan(r);
   const std::int64_t pad = 5, lda = 128 + pad, ldb = 96 + pad, ldc = 96 + pad;
@@ -661,7 +661,7 @@ TEST_CASE(
   CHECK(
       !GemmPlan({.shape = {1024, 1024, 256}, .k_block_factor = 2, .layout = Layout::row_major}).streams_c());
   CHECK(!GemmPlan({.shape = {512, 512, 16}}).streams_c());
-  // A blocked C only where K is short (Impl::kStreamBlockedMaxK); plain ones at any K.
+  // A blocked C only where K is short (kStreamBlockedMaxK, plan_decision.cpp); plain ones at any K.
   for (DType dtype : dtypes) {
     CHECK(GemmPlan({.shape = {1024, 1024, 64}, .dtype = dtype}).streams_c());
     CHECK(!GemmPlan({.shape = {1024, 1024, 96}, .dtype = dtype}).streams_c());

@@ -1,60 +1,63 @@
-// The block-size rule: block_sizes() picks bm x bn x bk for a plan.
+// The block-size rule: choose_blocks() picks bm x bn x bk for a plan.
 //
 // Contract: each dimension D is cut into nb = ceil(D / target) blocks of equal
 // size ceil(D / nb), so the padding is below one element per block; padded rows
 // and columns are zeros written by packing, and every kernel call runs on full
 // blocks with no edge code. A dimension below its target is one block of D.
 // Targets live in sfc/arch_context.hpp; bf16 keeps bk even (VNNI pairs along K).
-// Every regime below is a named exception with a one-line reason; the figures
-// behind each are in docs/experiments/2026-12-07-figures-from-code-comments.md#block-sizes
-// and the record linked.
-//
-// - bm in whole 64-byte vectors where M spans several blocks: a block ending on
-//   part of a vector runs far slower for as many instructions
-//   (docs/experiments/2026-12-03-whole-vector-blocks-xeon.md).
-// - Tall tiles (bm up to 1024, at least kTallTilesPerThread per thread) for a K
-//   of one block: the time goes into writing C, which tall tiles write in long
-//   runs; on plain operands only while a row of the K block fits a cache line
-//   (kTallRowBytes), and up to 64 in the blocked layout
-//   (docs/experiments/2026-12-01-skinny-paths-xeon.md,
-//   docs/experiments/2026-12-04-run-to-run-spread-zen5.md).
-// - Tall tiles for one column of tiles on plain operands: A is packed panel by
-//   panel inside the loop or read in place; the blocked layout keeps 64
-//   (docs/experiments/2026-12-01-skinny-paths-xeon.md).
-// - One column of 512-row tiles for a plain N of one to one and a half blocks,
-//   where every thread gets two tiles of kOneColumnMinRows: one A block then
-//   serves a whole column instead of two narrow ones; not on AMX tiles
-//   (docs/experiments/2026-12-05-one-column-thin-m-zen5.md).
-// - bf16 on one column wider than narrow_columns(), and bf16 row tasks: tiles of
-//   kPackedPanelRows, so that a tile's C and its packed panel share L2
-//   (docs/experiments/2026-12-05-one-column-thin-m-zen5.md,
-//   docs/experiments/2026-12-05-row-tasks-zen5.md).
-// - A tall block that does not divide M is rounded up to whole vectors of C; one
-//   that divides M stays, since C in place cannot take padded rows.
-// - Thin columns (bn = kThinTileColumns) where a thin M meets a B read in place:
-//   B's columns a power-of-two leading dimension apart share one L1 set
-//   (docs/experiments/2026-12-02-thin-kernels-zen5.md).
-// - Plain operands take blocks that divide M, N and K when one lies between
-//   half the target and the target: a divided K reads B in place in whole
-//   blocks, a divided M and N keep C in place over rounds; bm only takes a
-//   divisor of whole vectors (docs/experiments/2026-12-02-thin-kernels-zen5.md).
-// - Wide tiles (bn = 2 x target) where the plain loop's M is three or four
-//   blocks: each packed A block serves twice the columns in half the calls; the
-//   blocked layout keeps 64
-//   (docs/experiments/2026-12-04-small-grid-and-end-to-end-zen5.md).
+// Every exception is a named regime (BlockStrategy, sfc/plan_decision.hpp),
+// applied in the order of kStrategies below, each with a one-line reason and
+// the record that chose it; the figures are in
+// docs/experiments/2026-12-07-figures-from-code-comments.md#block-sizes.
+// A block the regimes make taller than its target is rounded up to whole
+// vectors of C unless it divides M (C in place cannot take padded rows), and
+// a divisor taken for bm is a whole number of vectors.
+// The rule reads the machine only through ArchContext.
 #include <algorithm>
 
 #include "amx_brgemm.hpp"
-#include "plan_impl.hpp"
+#include "row_tasks.hpp"
 #include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
+#include "sfc/plan_decision.hpp"
 #include "simd_kernel.hpp"
 
 namespace sfc {
 namespace {
 
+constexpr std::string_view kFigures = "docs/experiments/2026-12-07-figures-from-code-comments.md#block-sizes";
+
+// One entry per BlockStrategy, in its order.
+constexpr BlockStrategyInfo kStrategies[kBlockStrategyCount] = {
+    {"target_split", "each dimension in equal blocks near the dtype's target (sfc/arch_context.hpp)",
+     kFigures},
+    {"whole_vectors", "bm in whole 64-byte vectors: a block ending on part of a vector runs far slower",
+     "docs/experiments/2026-12-03-whole-vector-blocks-xeon.md"},
+    {"amx_k_steps", "bf16 on AMX tiles: a bk of no multiple of 32 runs every tile product on a smaller step",
+     "docs/experiments/2026-12-07-figures-from-code-comments.md#amx-k-steps"},
+    {"divisors",
+     "plain operands: a divided K reads B in place in whole blocks, a divided M and N keep C in place over "
+     "rounds",
+     "docs/experiments/2026-12-02-thin-kernels-zen5.md"},
+    {"wide_tiles", "a loop M of three or four blocks: each packed A block serves twice the columns",
+     "docs/experiments/2026-12-04-small-grid-and-end-to-end-zen5.md"},
+    {"thin_columns",
+     "a thin M on a B read in place: B's columns a power-of-two leading dimension apart share one L1 set",
+     "docs/experiments/2026-12-02-thin-kernels-zen5.md"},
+    {"one_column", "a plain loop N of one to one and a half blocks: one A block serves a whole column",
+     "docs/experiments/2026-12-05-one-column-thin-m-zen5.md"},
+    {"row_task_rows", "bf16 row tasks: tiles of 128 rows, so that a tile's C and its packed panel share L2",
+     "docs/experiments/2026-12-05-row-tasks-zen5.md"},
+    {"tall_tiles", "a K of one block or one column of tiles: tall tiles write C in long runs",
+     "docs/experiments/2026-12-01-skinny-paths-xeon.md"},
+    {"packed_panel_rows",
+     "one column whose A the loop packs panel by panel: a tile's C and its panel share L2",
+     "docs/experiments/2026-12-05-one-column-thin-m-zen5.md"},
+    {"requested", "PlanRequest::blocks named it", ""},
+};
+
 // Tall tiles for a K of one block on plain operands only where a row of the
-// K block is at most this many bytes (see above).
+// K block is at most a cache line (docs/experiments/2026-12-04-run-to-run-spread-zen5.md).
 constexpr std::size_t kTallRowBytes = 64;
 
 // Wide tiles (bn twice the target) only where each thread still gets this
@@ -62,16 +65,14 @@ constexpr std::size_t kTallRowBytes = 64;
 constexpr std::int64_t kWideTilesPerThread = 4;
 
 // One column of tiles for a loop N of 1-1.5 blocks only where each of
-// kTallTilesPerThread tiles a thread gets has at least this many rows (see
-// above).
+// kTallTilesPerThread tiles a thread gets has at least this many rows.
 constexpr int kOneColumnMinRows = 256;
 
 // Tiles of one column whose bf16 A the loop packs panel by panel are this
-// many rows at most (see above).
+// many rows at most (BlockStrategy::packed_panel_rows).
 constexpr int kPackedPanelRows = 128;
 
-// bf16 tiles of row tasks (plan_impl.hpp, Impl::row_span) are this many
-// rows (see above).
+// bf16 tiles of row tasks (row_tasks.hpp) are this many rows.
 constexpr int kRowTaskRows = 128;
 
 int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
@@ -90,7 +91,24 @@ int divisor_or(int size, std::int64_t extent, int target, int multiple) {
   return size;
 }
 
+// The rule's blocks so far and the regimes that changed them.
+struct Choice {
+  BlockChoice c;
+  // Sets `size` to `value`, recording `why` if that changes it.
+  void set(int& size, int value, BlockStrategy why) {
+    if (size == value) return;
+    size = value;
+    c.strategy = why;
+    c.regimes |= 1u << unsigned(why);
+  }
+};
+
 }  // namespace
+
+const BlockStrategyInfo& block_strategy_info(BlockStrategy strategy) {
+  return kStrategies[std::min(unsigned(strategy), kBlockStrategyCount - 1)];
+}
+std::string_view to_string(BlockStrategy strategy) { return block_strategy_info(strategy).name; }
 
 GemmShape loop_shape(const GemmShape& shape, Layout layout) {
   return layout == Layout::row_major ? GemmShape{shape.n, shape.m, shape.k} : shape;
@@ -101,79 +119,78 @@ bool c_in_place_over_rounds(const GemmShape& loop, const BlockSizes& blocks) {
 }
 
 BlockSizes choose_blocks(const GemmShape& shape, DType dtype, int threads, Layout layout) {
+  // The rule reads only these two of the machine (no thread count, no system call).
+  ArchContext arch;
+  arch.amx_tiles = amx_available();
+  arch.narrow_bf16_columns = narrow_columns<libxsmm_bfloat16>();
+  return choose_block_strategy(shape, dtype, threads, layout, arch).blocks;
+}
+
+BlockChoice choose_block_strategy(const GemmShape& shape, DType dtype, int threads, Layout layout,
+                                  const ArchContext& arch) {
+  using S = BlockStrategy;
   const DTypeConstants c = dtype_constants(dtype);
   const bool plain = layout != Layout::blocked;  // row- or column-major operands
-  BlockSizes b{split(shape.m, c.block_target_mn), split(shape.n, c.block_target_mn),
-               split(shape.k, c.block_target_k)};
+  Choice choice;
+  BlockSizes& b = choice.c.blocks;
+  b = {split(shape.m, c.block_target_mn), split(shape.n, c.block_target_mn),
+       split(shape.k, c.block_target_k)};
   b.bk = round_up(b.bk, c.bk_multiple);
-  // bm, the dimension the kernels vectorise, in whole 64-byte vectors where
-  // M spans several blocks (see above).
   const int vector = int(64 / c.output_bytes);
-  if (shape.m > b.bm) b.bm = round_up(b.bm, vector);
-  // bf16 on AMX tiles: one tile product contracts 32 of K, and a bk of no
-  // multiple of 32 runs every product on a smaller step (bk 62: steps of 2,
-  // a sixteenth of the rate). K is padded to whole steps instead (zeros in the
-  // packed operands): docs/experiments/2026-12-07-figures-from-code-comments.md#amx-k-steps
-  const bool amx_steps = dtype == DType::bf16 && b.bk > 32 && amx_available();
-  if (amx_steps) b.bk = round_up(b.bk, 32);
-  if (plain) {                                                    // divisors (see above)
-    b.bm = divisor_or(b.bm, shape.m, c.block_target_mn, vector);  // whole vectors
-    b.bn = divisor_or(b.bn, shape.n, c.block_target_mn, 1);
-    if (!amx_steps) b.bk = divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple);
+  if (shape.m > b.bm) choice.set(b.bm, round_up(b.bm, vector), S::whole_vectors);
+  const bool amx_steps = dtype == DType::bf16 && b.bk > 32 && arch.amx_tiles;
+  if (amx_steps) choice.set(b.bk, round_up(b.bk, 32), S::amx_k_steps);
+  if (plain) {
+    choice.set(b.bm, divisor_or(b.bm, shape.m, c.block_target_mn, vector), S::divisors);  // whole vectors
+    choice.set(b.bn, divisor_or(b.bn, shape.n, c.block_target_mn, 1), S::divisors);
+    if (!amx_steps) choice.set(b.bk, divisor_or(b.bk, shape.k, c.block_target_k, c.bk_multiple), S::divisors);
   }
-  // Wide tiles where a B read in place meets a loop M of three or four blocks,
-  // while every thread keeps kWideTilesPerThread of them (see above); not for
-  // a K of one block, whose tall tiles were measured on the usual width.
+  // Not for a K of one block, whose tall tiles were measured on the usual width.
   const int wide = 2 * c.block_target_mn;
   const std::int64_t row_blocks = (shape.m + b.bm - 1) / b.bm;
   const bool wide_tiles =
       plain && shape.k > c.block_target_k && row_blocks > 2 && row_blocks <= 4 &&
       row_blocks * ((shape.n + wide - 1) / wide) >= kWideTilesPerThread * std::max(threads, 1);
-  if (wide_tiles) b.bn = divisor_or(split(shape.n, wide), shape.n, wide, 1);
+  if (wide_tiles) choice.set(b.bn, divisor_or(split(shape.n, wide), shape.n, wide, 1), S::wide_tiles);
   const bool thin_m_b_in_place = plain && shape.m <= c.block_target_mn / 2;
-  if (thin_m_b_in_place) b.bn = split(shape.n, kThinTileColumns);  // (see above)
-  // Plain operands: only a K block of at most a cache line a row (see above).
+  if (thin_m_b_in_place) choice.set(b.bn, split(shape.n, kThinTileColumns), S::thin_columns);
   const bool one_k_block =
       shape.k <= c.block_target_k && (!plain || std::size_t(shape.k) * c.input_bytes <= kTallRowBytes);
-  // One column of 512-row tiles where the loop's N would make two narrow
-  // ones, on a loop M long enough for them (see above).
   const int one_column_rows = c.block_target_m_tall / 2;
   const bool one_column =
       plain && shape.n > c.block_target_mn && shape.n <= c.block_target_mn * 3 / 2 &&
       shape.m >= std::int64_t(kOneColumnMinRows) * kTallTilesPerThread * std::max(threads, 1) &&
-      !(dtype == DType::bf16 && amx_available());
-  if (one_column) b.bn = int(shape.n);
-  // bf16 row tasks on tiles of twice the rows, where each thread gets its
-  // share of them (see above).
+      !(dtype == DType::bf16 && arch.amx_tiles);
+  if (one_column) choice.set(b.bn, int(shape.n), S::one_column);
   const bool tall_row_tasks =
-      plain && dtype == DType::bf16 && !amx_available() && !one_column &&
-      GemmPlan::Impl::row_tasks_pay(
-          (shape.n + c.block_target_mn - 1) / c.block_target_mn, shape.m / kRowTaskRows,
-          std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes, std::max(threads, 1), dtype);
+      plain && dtype == DType::bf16 && !arch.amx_tiles && !one_column &&
+      row_tasks_pay((shape.n + c.block_target_mn - 1) / c.block_target_mn, shape.m / kRowTaskRows,
+                    std::size_t(shape.m) * std::size_t(shape.k) * c.input_bytes, std::max(threads, 1), dtype);
   if (tall_row_tasks) {
-    b.bm = split(shape.m, kRowTaskRows);
-    if (shape.m % b.bm != 0) b.bm = round_up(b.bm, vector);  // whole vectors (see above)
+    const int rows = split(shape.m, kRowTaskRows);
+    choice.set(b.bm, shape.m % rows != 0 ? round_up(rows, vector) : rows, S::row_task_rows);  // whole vectors
   }
   const bool plain_panels = plain && (shape.n <= c.block_target_mn || one_column);
-  if (one_k_block || plain_panels) {  // tall tiles (see above)
+  if (one_k_block || plain_panels) {
     const std::int64_t col_tiles = (shape.n + b.bn - 1) / b.bn;
     const std::int64_t wanted = std::int64_t(kTallTilesPerThread) * std::max(threads, 1);
-    // An A the loop packs panel by panel, whatever the call: short tiles (see above).
-    const bool packed_panels =
-        plain_panels && !one_k_block && !amx_available() && !one_column_reads_a_in_place(dtype, b.bn);
+    // An A the loop packs panel by panel, whatever the call: short tiles.
+    const bool packed_panels = plain_panels && !one_k_block && !arch.amx_tiles && dtype == DType::bf16 &&
+                               b.bn > arch.narrow_bf16_columns;  // (one_column_reads_a_in_place)
     const int tallest = packed_panels ? kPackedPanelRows
                         : one_column  ? one_column_rows
                                       : c.block_target_m_tall;
     for (int target = tallest; target > c.block_target_mn; target /= 2) {
       const std::int64_t row_tiles = (shape.m + target - 1) / target;
       if (row_tiles * col_tiles >= wanted) {
-        b.bm = split(shape.m, target);
-        if (shape.m % b.bm != 0) b.bm = round_up(b.bm, vector);  // whole vectors (see above)
+        const int rows = split(shape.m, target);
+        choice.set(b.bm, shape.m % rows != 0 ? round_up(rows, vector) : rows,  // whole vectors
+                   packed_panels ? S::packed_panel_rows : S::tall_tiles);
         break;
       }
     }
   }
-  return b;
+  return choice.c;
 }
 
 }  // namespace sfc

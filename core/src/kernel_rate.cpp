@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "plan_impl.hpp"
+#include "kernel_dispatch.hpp"
 #include "sfc/clocks.hpp"
 
 namespace sfc {

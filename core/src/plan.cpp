@@ -1,188 +1,24 @@
 // GemmPlan: planning once, then the SFC-CA loop of the paper's Listing 1.
 #include <immintrin.h>  // _mm_sfence
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <string>
 #include <type_traits>
 
-#include <libxsmm_generator.h>  // libxsmm_trans_descriptor_init
-
+#include "kernel_dispatch.hpp"
 #include "plan_impl.hpp"
 #include "team.hpp"
+#include "workspace.hpp"
 
 namespace sfc {
 namespace {
 
-void validate(const PlanRequest& r) {
-  const auto& s = r.shape;
-  if (s.m < 1 || s.n < 1 || s.k < 1)
-    throw Error("GEMM sizes must be positive, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
-                " K=" + std::to_string(s.k));
-  if (s.m > kMaxGemmSize || s.n > kMaxGemmSize || s.k > kMaxGemmSize)
-    throw Error("GEMM sizes must be below 2^31, got M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
-                " K=" + std::to_string(s.k));
-  Knobs{r.k_layers, r.k_block_factor}.check();
-  if (r.threads < 0) throw Error("threads must be >= 1, got " + std::to_string(r.threads));
-  const auto& b = r.blocks;
-  if (b.bm < 0 || b.bn < 0 || b.bk < 0) throw Error("block sizes must be positive");
-}
-
-// Throws before allocating what the machine cannot hold: a clear message beats
-// the OOM killer. `bytes` is computed in double so huge shapes cannot overflow.
-void check_fits(double bytes, const std::string& what) {
-  const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  if (physical > 0 && bytes > physical)
-    throw Error(what + " needs " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
-                " MiB, more than this machine's " +
-                std::to_string(static_cast<long long>(physical / (1 << 20))) + " MiB of memory");
-}
-
 // Splits [0, n) into `parts` nearly equal ranges; returns the start of `part`.
 std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) { return n * part / parts; }
-
-// Core's own kernels (simd_kernel.hpp) for every tile of `map`: the narrow
-// kernel, or the single-row one.
-template <class Kernel>
-bool dispatch_simd(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing& at, libxsmm_blasint lda,
-                   libxsmm_blasint ldb, libxsmm_blasint ldc, bool narrow) {
-  return dispatch(k, b, at, [&](int m, int n, bool accumulate) {
-    const decltype(Kernel::simd) s{.m = m,
-                                   .n = n,
-                                   .bk = b.bk,
-                                   .stride_a = at.a_k_block,
-                                   .stride_b = at.b_k_block,
-                                   .lda = lda,
-                                   .ldb = ldb,
-                                   .ldc = ldc,
-                                   .accumulate = accumulate};
-    return Kernel{.simd = narrow ? narrow_kernel(s) : single_row_kernel(s)};
-  });
-}
-
-// LIBXSMM's plain kernels, called block by block (BlockByBlock), for blocks of
-// `b` addressed as `at`.
-template <class Kernel, class Function, class Scalar>
-bool dispatch_by_block(TileKernels<Kernel>& k,
-                       Function (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
-                                        const libxsmm_blasint*, const libxsmm_blasint*,
-                                        const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
-                                        const int*),
-                       const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
-                       libxsmm_blasint ldc) {
-  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
-  const int flags = 0;
-  return dispatch(k, b, at, [&](libxsmm_blasint m, libxsmm_blasint n, bool accumulate) {
-    Kernel kernel;
-    kernel.by_block = {
-        .first = accumulate ? nullptr : make(m, n, b.bk, &lda, &ldb, &ldc, &alpha, &beta0, &flags, nullptr),
-        .rest = make(m, n, b.bk, &lda, &ldb, &ldc, &alpha, &beta1, &flags, nullptr),
-        .stride_a = at.a_k_block,
-        .stride_b = at.b_k_block};
-    if (!accumulate && !kernel.by_block.first) kernel.by_block.rest = nullptr;  // none: not a kernel
-    return kernel;
-  });
-}
-
-// Builds the kernels of `map` for the plan's dtype; false if there are none.
-// A loop M of 1 (lda = bm = 1) takes the single-row kernel: LIBXSMM would run
-// it on one lane; of 2 in fp32 and fp64, its two-row form, where LIBXSMM ran
-// slower than on 3 rows
-// (docs/experiments/2026-12-07-figures-from-code-comments.md#two-row-tiles). `narrow`: the map
-// reads a plain A in place, one column of tiles no wider than
-// narrow_columns(), and takes the narrow kernel.
-// `by_block`: LIBXSMM's plain kernels, one K block per call (fp32 and fp64;
-// see Impl::all_in_place_map). `k_tail`:
-// the map reads an operand in place along K, and K has a shorter last block
-// (Impl::k_tail), whose kernels are built too.
-bool dispatch_kernels(const GemmPlan::Impl& p, OperandMap& map, libxsmm_blasint lda, libxsmm_blasint ldb,
-                      libxsmm_blasint ldc, bool narrow = false, bool k_tail = false, bool by_block = false) {
-  // Streaming kernels only where the loop can use them: a map with a shorter
-  // last K block never streams (run_sfc_ca), nor do its tail kernels.
-  const auto fill = [&](auto& kernels, const BlockSizes& b, bool streaming) -> bool {
-    using Kernel = std::remove_cvref_t<decltype(kernels[0][0].first)>;
-    // One row, or two interleaved along K (fp32 and fp64; bf16's packed A is
-    // in VNNI pairs): core's row kernels.
-    const bool rows = lda == 1 || (lda == 2 && !std::is_same_v<Kernel, Bf16Kernel>);
-    if (rows || narrow) return dispatch_simd(kernels, b, map.at, lda, ldb, ldc, !rows);
-    if constexpr (std::is_same_v<Kernel, F32Kernel>) {
-      if (by_block) return dispatch_by_block(kernels, libxsmm_smmdispatch, b, map.at, lda, ldb, ldc);
-      return dispatch_libxsmm(kernels, libxsmm_smmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), 0, streaming);
-    } else if constexpr (std::is_same_v<Kernel, F64Kernel>) {
-      if (by_block) return dispatch_by_block(kernels, libxsmm_dmmdispatch, b, map.at, lda, ldb, ldc);
-      return dispatch_libxsmm(kernels, libxsmm_dmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), 0, streaming);
-    } else {
-      if (p.amx)
-        return dispatch(kernels, b, map.at, [&](int m, int n, bool accumulate) {
-          return Bf16Kernel{.amx = std::make_shared<const AmxBrgemm>(
-                                m, n, b.bk, map.at.a_k_block, map.at.b_k_block, lda, ldb, ldc, accumulate)};
-        });
-      return dispatch_libxsmm(kernels, libxsmm_bsmmdispatch_reducebatch_strd, b, map.at, lda, ldb, ldc,
-                              input_size(p.dtype), LIBXSMM_GEMM_FLAG_VNNI_A, streaming);
-    }
-  };
-  const BlockSizes tail_blocks{p.blocks.bm, p.blocks.bn, p.k_tail};
-  const auto both = [&](auto& kernels, auto& tails) {
-    map.tail = k_tail && p.k_tail > 0;
-    return fill(kernels, p.blocks, p.stream_c && !map.tail) && (!map.tail || fill(tails, tail_blocks, false));
-  };
-  switch (p.dtype) {
-    case DType::f32: return map.ready = both(map.f32, map.f32_tail);
-    case DType::f64: return map.ready = both(map.f64, map.f64_tail);
-    case DType::bf16: return map.ready = both(map.bf16, map.bf16_tail);
-  }
-  return false;
-}
-
-// Allocates the packing buffers `copy` (in the caller's terms) needs that are
-// not there yet, after checking that they fit. Not thread-safe, like the rest
-// of a plan's use (one caller at a time).
-void reserve_buffers(GemmPlan::Impl& p, const GemmCopies& copy) {
-  // The caller's A is the loop's B in a transposed plan, and B the loop's A.
-  const std::size_t in = input_size(p.dtype);
-  const std::size_t a_bytes = (p.transposed ? p.b_elements() : p.a_elements()) * in;
-  const std::size_t b_bytes = (p.transposed ? p.a_elements() : p.b_elements()) * in;
-  const std::size_t c_bytes = p.c_elements() * output_size(p.dtype);
-  // An operand the plan packs panel by panel (Impl::panels_a) needs per-thread
-  // panels of the loop's A or B instead of a whole packed copy.
-  const bool a_in_panels = copy.a && packs_in_panels(p, Operand::a);
-  const bool b_in_panels = copy.b && packs_in_panels(p, Operand::b);
-  const bool loop_a_panels = p.transposed ? b_in_panels : a_in_panels;
-  const bool loop_b_panels = p.transposed ? a_in_panels : b_in_panels;
-  const std::size_t threads = std::size_t(p.threads);
-  struct Need {
-    bool wanted;
-    AlignedBuffer& buffer;
-    std::size_t bytes;
-  };
-  Need needs[] = {{copy.a && !a_in_panels, p.a_packed, a_bytes},
-                  {copy.b && !b_in_panels, p.b_packed, b_bytes},
-                  {copy.c, p.c_packed, c_bytes},
-                  {loop_a_panels, p.a_panels, p.a_panel_bytes * threads},
-                  {loop_b_panels, p.b_panels, p.b_panel_bytes * threads}};
-  double held = double(p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes() +
-                       p.a_panels.bytes() + p.b_panels.bytes());
-  double more = 0;
-  for (const Need& n : needs)
-    if (n.wanted && !n.buffer.data()) more += double(n.bytes);
-  if (more == 0) return;
-  check_fits(held + more, "gemm()'s packing buffers for " + to_string(p.user_shape));
-  try {
-    for (Need& n : needs)
-      if (n.wanted && !n.buffer.data()) n.buffer = AlignedBuffer(n.bytes);
-  } catch (const std::bad_alloc&) {
-    std::string message = "out of memory allocating gemm()'s packing buffers for ";
-    message += to_string(p.user_shape);  // (one concatenation: GCC 12 warns falsely on the chain)
-    throw Error(message);
-  }
-}
 
 // Work the loop's thread team does first, every thread calling it (packing
 // an operand: a worksharing loop that ends in the team's barrier).
@@ -290,31 +126,41 @@ void run_sfc_ca(GemmPlan::Impl& p, const Addressing& at, const TileKernels<Kerne
 
 }  // namespace
 
-GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>()) {
-  validate(request);
-  Impl& p = *impl_;
-  p.transposed = request.layout == Layout::row_major;
-  p.user_shape = request.shape;
-  p.shape = loop_shape(request.shape, request.layout);
-  p.dtype = request.dtype;
-  p.amx = p.dtype == DType::bf16 && amx_enabled();
-  p.threads = request.threads > 0 ? usable_threads(request.threads) : default_threads();
-  const BlockSizes rule = choose_blocks(p.shape, request.dtype, p.threads, request.layout);
-  BlockSizes asked = request.blocks;  // in the caller's terms: bm along M
-  if (p.transposed) std::swap(asked.bm, asked.bn);
-  p.blocks = {asked.bm ? asked.bm : rule.bm, asked.bn ? asked.bn : rule.bn, asked.bk ? asked.bk : rule.bk};
-  if (p.dtype == DType::bf16 && p.blocks.bk % 2)
-    throw Error("bf16 needs an even bk (A is stored in VNNI pairs along K), got " +
-                std::to_string(p.blocks.bk));
-  p.mb = (p.shape.m + p.blocks.bm - 1) / p.blocks.bm;
-  p.nb = (p.shape.n + p.blocks.bn - 1) / p.blocks.bn;
-  p.kb = (p.shape.k + p.blocks.bk - 1) / p.blocks.bk;
-  p.k_tail = p.shape.k % p.blocks.bk == 0 ? 0 : int(p.shape.k - (p.kb - 1) * p.blocks.bk);
+namespace {
 
-  // More layers than K blocks would leave layers with nothing to contract;
-  // more rounds than a layer's K blocks would leave empty rounds.
-  p.layers = static_cast<int>(std::min<std::int64_t>(request.k_layers, p.kb));
-  p.rounds = static_cast<int>(std::min<std::int64_t>(request.k_block_factor, p.kb / p.layers));
+// The loop's fields of `p` from its decision.
+void adopt(GemmPlan::Impl& p) {
+  const PlanDecision& d = p.decision;
+  p.transposed = d.transposed;
+  p.user_shape = d.shape;
+  p.shape = d.loop_shape;
+  p.dtype = d.dtype;
+  p.threads = d.threads;
+  p.team = d.team;
+  p.packing_team = d.packing_team;
+  p.amx = d.amx;
+  p.layers = d.k_layers;
+  p.rounds = d.k_block_factor;
+  p.blocks = d.blocks();
+  p.mb = d.mb;
+  p.nb = d.nb;
+  p.kb = d.kb;
+  p.k_tail = d.k_tail;
+  p.plain = d.plain;
+  p.panels_a = d.panels_a;
+  p.panels_b = d.panels_b;
+  p.packed_b_ld = d.packed_b_ld;
+  p.row_span = d.row_span;
+  p.panel_blocks = d.panel_blocks;
+  p.stream_c = d.stream_c;
+  p.stream_blocked_c = d.stream_blocked_c;
+  p.a_panel_bytes = d.a_panel_bytes;
+  p.b_panel_bytes = d.b_panel_bytes;
+}
+
+// The K blocks of every (round, layer) pair: each layer an equal share of
+// K, each round an equal share of its layer's.
+void split_k(GemmPlan::Impl& p) {
   p.slices.resize(std::size_t(p.rounds) * p.layers);
   for (int layer = 0; layer < p.layers; ++layer) {
     const std::int64_t lo = split_point(p.kb, p.layers, layer);
@@ -322,46 +168,18 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     for (int round = 0; round < p.rounds; ++round) {
       const std::int64_t begin = lo + split_point(n, p.rounds, round);
       const std::int64_t end = lo + split_point(n, p.rounds, round + 1);
-      // Every round contracts at least one K block: the clamps above ensure it.
+      // Every round contracts at least one K block: decide()'s clamps ensure it.
       assert(end > begin);
       p.slices[std::size_t(round) * p.layers + layer] = {begin, static_cast<unsigned long long>(end - begin)};
     }
   }
   assert(p.layers >= 1 && p.rounds >= 1 && std::int64_t(p.layers) * p.rounds <= p.kb);
+}
 
-  const double c_bytes = double(p.c_elements()) * double(output_size(p.dtype));
-  p.plain = request.layout != Layout::blocked;
-  const bool row_tasks =  // (see Impl::row_span)
-      p.plain && !p.amx &&
-      Impl::row_tasks_pay(p.nb, p.mb * p.layers, p.a_elements() * input_size(p.dtype), p.threads, p.dtype);
-  p.row_span = row_tasks ? p.nb : 1;
-  p.panels_a = p.plain && (p.nb == 1 || row_tasks);  // (see Impl::panels_a)
-  p.panels_b = p.plain && p.mb == 1;
-  unsigned long long longest = 0;
-  for (const KSlice& slice : p.slices) longest = std::max(longest, slice.count);
-  p.panel_blocks = longest;  // every slice in one batch
-  const std::size_t a_block_bytes = std::size_t(p.blocks.bm) * std::size_t(p.blocks.bk) * input_size(p.dtype);
-  const std::size_t b_block_bytes = std::size_t(p.blocks.bk) * std::size_t(p.blocks.bn) * input_size(p.dtype);
-  for (auto [on, block] : {std::pair{p.panels_a, a_block_bytes}, {p.panels_b, b_block_bytes}})
-    if (on) p.panel_blocks = std::clamp<unsigned long long>(Impl::kPanelBytes / block, 1, p.panel_blocks);
-  // Whole cache lines, so that no two threads' panels share one.
-  if (p.panels_a) p.a_panel_bytes = (p.panel_blocks * a_block_bytes + 63) / 64 * 64;
-  if (p.panels_b) p.b_panel_bytes = (p.panel_blocks * b_block_bytes + 63) / 64 * 64;
-  check_fits(c_bytes * (p.layers - 1), "the plan's copies of C");  // packing buffers: reserve_buffers
-  const bool written_once =
-      p.layers == 1 && p.rounds == 1 && p.panel_blocks >= longest && c_bytes >= double(Impl::kStreamBytes);
-  p.stream_blocked_c = written_once && p.shape.k <= Impl::kStreamBlockedMaxK;
-  p.stream_c = p.plain ? written_once : p.stream_blocked_c;
-
-  // (clamped in double: a shape near 2^31 cubed has more flops than an int64 holds)
-  const auto by_work = [&](double flops_per_thread) {
-    return std::int64_t(std::clamp(p.shape.flops() / flops_per_thread, 1.0, double(p.threads)));
-  };
-  const std::int64_t tasks = p.mb * p.nb / p.row_span * p.layers;  // the loop's (run_sfc_ca)
-  p.team = int(std::min<std::int64_t>(by_work(Impl::kFlopsPerThread), tasks));
-  p.packing_team = int(by_work(2 * Impl::kFlopsPerThread));
-  p.stretches = TaskStretches(std::max(p.team, p.packing_team), tasks);
-  if (row_tasks) {  // row by row (Impl::row_span)
+// The curve map (curve index -> tile) and the loop's share-out of tasks.
+void map_tiles(GemmPlan::Impl& p) {
+  p.stretches = TaskStretches(std::max(p.team, p.packing_team), p.decision.tasks);
+  if (p.decision.curve == CurveOrder::row_by_row) {  // (Impl::row_span)
     p.curve.clear();
     for (std::int32_t im = 0; im < p.mb; ++im)
       for (std::int32_t in = 0; in < p.nb; ++in) p.curve.push_back({im, in});
@@ -369,94 +187,20 @@ GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>())
     p.curve = GilbertCurve(p.mb, p.nb).cells();
   }
   assert(std::int64_t(p.curve.size()) == p.mb * p.nb);  // each C tile once: the loop's tasks
+}
 
-  libxsmm_init();
-  const std::int64_t bm = p.blocks.bm, bn = p.blocks.bn, bk = p.blocks.bk;
-  const std::int64_t a_block = bm * bk, b_block = bk * bn, c_block = bm * bn;
-  // (see Impl::packed_b_ld; a padded K past int, which LIBXSMM's ld is, keeps blocks)
-  const bool b_in_columns = !p.panels_b && p.kb * bk <= std::numeric_limits<int>::max();
-  p.packed_b_ld = b_in_columns ? p.kb * bk : bk;
-  p.blocked_map.at = {.a_row_block = p.kb * a_block,
-                      .a_k_block = a_block,
-                      .b_col_block = p.kb * b_block,
-                      .b_k_block = b_in_columns ? bk : b_block,
-                      .c_row_block = c_block,
-                      .c_col_block = p.mb * c_block,
-                      .c_column = bm,
-                      .c_copy = std::int64_t(p.c_elements()),
-                      .last_rows = int(bm),
-                      .last_cols = int(bn)};
-  const bool ok = dispatch_kernels(p, p.blocked_map, libxsmm_blasint(bm), libxsmm_blasint(p.packed_b_ld),
-                                   libxsmm_blasint(bm));
-  // Plain matrices in place, in the loop's column-major terms (a row-major
-  // plan's problem is the transpose): A is m x k, B k x n, C m x n. A is what
-  // the kernel re-reads (once per group of C columns), so it stays packed: a
-  // block's columns in a plain matrix lie a leading dimension apart, and at a
-  // power of two they share a few cache sets. B is streamed by broadcasts, a
-  // few columns at a time, and C is touched once per round, so both are fine
-  // in place.
-  // A ragged M or N need not copy C: the last row (column) of tiles runs
-  // kernels of the rows (columns) left, on the zero-padded packed A (B). It
-  // pays with one round, not with several: each round reads and writes the
-  // thread's C tiles again, and columns that start off a cache line cost more
-  // to re-read than a contiguous block. One column of tiles is the exception
-  // (c_in_place_over_rounds): its C, at most a block wide, is small beside the
-  // A that copying would stream through memory twice more
-  // (docs/experiments/2026-12-01-ragged-in-place-xeon.md; figures:
-  // docs/experiments/2026-12-07-figures-from-code-comments.md#plain-matrices-in-place).
-  const GemmShape& s = p.shape;
-  if (p.plain && (c_in_place_over_rounds(s, p.blocks) || p.rounds == 1)) {
-    Addressing c_in_place = p.blocked_map.at;
-    c_in_place.c_row_block = bm;
-    c_in_place.c_col_block = bn * s.m;
-    c_in_place.c_column = s.m;
-    c_in_place.c_copy = s.m * s.n;
-    c_in_place.last_rows = int(s.m - (p.mb - 1) * bm);
-    c_in_place.last_cols = int(s.n - (p.nb - 1) * bn);
-    p.c_in_place_map.at = c_in_place;
-    dispatch_kernels(p, p.c_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(p.packed_b_ld),
-                     libxsmm_blasint(s.m));
-    // B in place reads whole K blocks, and a K the blocks do not divide a
-    // shorter last one on kernels of its own (Impl::k_tail): not for bf16
-    // with an odd one (LIBXSMM's kernels contract VNNI pairs) nor on AMX tiles.
-    const bool tail_ok = p.k_tail == 0 || p.dtype != DType::bf16 || (!p.amx && p.k_tail % 2 == 0);
-    if (tail_ok) {
-      p.b_in_place_map.at = c_in_place;
-      p.b_in_place_map.at.b_col_block = bn * s.k;
-      p.b_in_place_map.at.b_k_block = bk;
-      dispatch_kernels(p, p.b_in_place_map, libxsmm_blasint(bm), libxsmm_blasint(s.k), libxsmm_blasint(s.m),
-                       /*narrow=*/false, /*k_tail=*/true);
-      // One column of tiles: A in place too (see Impl::all_in_place_map).
-      if (p.nb == 1 && one_column_reads_a_in_place(p.dtype, bn)) {
-        p.all_in_place_map.at = p.b_in_place_map.at;
-        p.all_in_place_map.at.a_row_block = bm;
-        p.all_in_place_map.at.a_k_block = bk * s.m;
-        const bool bf16 = p.dtype == DType::bf16;
-        const bool by_block = !bf16 && bm >= Impl::kByBlockRows;
-        dispatch_kernels(p, p.all_in_place_map, libxsmm_blasint(s.m), libxsmm_blasint(s.k),
-                         libxsmm_blasint(s.m), /*narrow=*/bf16, /*k_tail=*/true, by_block);
-      }
-    }
-  }
-  if (p.plain && p.dtype != DType::bf16) {  // (see Impl::transpose_a)
-    libxsmm_descriptor_blob blob;
-    const auto size = unsigned(input_size(p.dtype));
-    p.transpose_a = libxsmm_dispatch_trans(
-        libxsmm_trans_descriptor_init(&blob, size, unsigned(bk), unsigned(bm), unsigned(bm)));
-    p.transpose_b = libxsmm_dispatch_trans(
-        libxsmm_trans_descriptor_init(&blob, size, unsigned(bn), unsigned(bk), unsigned(p.packed_b_ld)));
-  }
-  if (!ok)
-    throw Error(std::string(to_string(p.dtype)) + " GEMM is not supported on this CPU: LIBXSMM " +
-                LIBXSMM_VERSION + " generates no " + std::string(to_string(p.dtype)) +
-                " batch-reduce kernel for ISA '" + libxsmm_get_target_arch() + "'" +
-                (p.dtype == DType::bf16 ? " (bf16 needs AVX-512)" : ""));
+}  // namespace
 
-  try {
-    p.scratch = AlignedBuffer(std::size_t(c_bytes) * (p.layers - 1));
-  } catch (const std::bad_alloc&) {
-    throw Error("out of memory allocating the plan's workspace");
-  }
+GemmPlan::GemmPlan(const PlanRequest& request) : impl_(std::make_unique<Impl>()) {
+  check_request(request);
+  Impl& p = *impl_;
+  p.decision = decide(request, ArchContext::detect(/*ask_for_tiles=*/request.dtype == DType::bf16));
+  adopt(p);
+  split_k(p);
+  check_scratch_fits(p);  // before generating anything
+  map_tiles(p);
+  build_kernels(p);
+  reserve_scratch(p);
   if (p.plain) {  // what gemm() on tight matrices of the plan's own layout copies
     const GemmShape& u = p.user_shape;
     const bool row = request.layout == Layout::row_major;
@@ -489,11 +233,8 @@ std::size_t GemmPlan::b_elements() const {
   return impl_->transposed ? impl_->a_elements() : impl_->b_elements();
 }
 std::size_t GemmPlan::c_elements() const { return impl_->c_elements(); }
-std::size_t GemmPlan::workspace_bytes() const {
-  const Impl& p = *impl_;
-  return p.scratch.bytes() + p.a_packed.bytes() + p.b_packed.bytes() + p.c_packed.bytes() +
-         p.a_panels.bytes() + p.b_panels.bytes();
-}
+std::size_t GemmPlan::workspace_bytes() const { return held_bytes(*impl_); }
+const PlanDecision& GemmPlan::decision() const { return impl_->decision; }
 
 namespace {
 

@@ -1,5 +1,7 @@
-// GemmPlan's state, shared by plan.cpp (planning, the SFC-CA loop),
-// pack.cpp (layout conversion) and blocking.cpp (the row-task limits). Private to core/.
+// GemmPlan's state: the decision (sfc/plan_decision.hpp) and what plan.cpp
+// built from it (curve map, K slices, kernels: kernel_dispatch.cpp,
+// buffers: workspace.cpp), shared by plan.cpp (the SFC-CA loop) and pack.cpp
+// (layout conversion). Private to core/.
 #pragma once
 #include <libxsmm.h>
 
@@ -14,6 +16,7 @@
 #include "sfc/arch_context.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/gilbert.hpp"
+#include "sfc/plan_decision.hpp"
 #include "simd_kernel.hpp"
 #include "task_stretches.hpp"
 
@@ -97,59 +100,6 @@ struct Addressing {
 template <class Kernel>
 using TileKernels = KernelPair<Kernel>[2][2];
 
-// Fills the four tiles' kernel pairs with make(m, n, accumulate), which
-// returns a kernel for m x n tiles (false if there is none).
-template <class Kernel, class Make>
-bool dispatch(TileKernels<Kernel>& k, const BlockSizes& b, const Addressing& at, Make make) {
-  bool ok = true;
-  for (int last_row = 0; last_row < 2; ++last_row)
-    for (int last_col = 0; last_col < 2; ++last_col) {
-      const int m = last_row ? at.last_rows : b.bm, n = last_col ? at.last_cols : b.bn;
-      KernelPair<Kernel>& pair = k[last_row][last_col];
-      if (m == b.bm && n == b.bn && (last_row || last_col)) {  // no edge there: the full tile's kernels
-        pair = k[0][0];
-        continue;
-      }
-      pair.first = make(m, n, false);
-      pair.rest = make(m, n, true);
-      ok = ok && pair.first && pair.rest;
-    }
-  return ok;
-}
-
-// The LIBXSMM batch-reduce kernels (`make` is LIBXSMM's dispatch function of
-// the element type) for blocks of `b` addressed as `at`.
-template <class Kernel, class Function, class Scalar>
-bool dispatch_libxsmm(TileKernels<Kernel>& k,
-                      Function (*make)(libxsmm_blasint, libxsmm_blasint, libxsmm_blasint, libxsmm_blasint,
-                                       libxsmm_blasint, const libxsmm_blasint*, const libxsmm_blasint*,
-                                       const libxsmm_blasint*, const Scalar*, const Scalar*, const int*,
-                                       const int*),
-                      const BlockSizes& b, const Addressing& at, libxsmm_blasint lda, libxsmm_blasint ldb,
-                      libxsmm_blasint ldc, std::size_t in_bytes, int flags, bool streaming = false) {
-  const Scalar alpha = 1, beta0 = 0, beta1 = 1;
-  const libxsmm_blasint stride_a = libxsmm_blasint(at.a_k_block * in_bytes);  // bytes, not elements
-  const libxsmm_blasint stride_b = libxsmm_blasint(at.b_k_block * in_bytes);
-  if (!dispatch(k, b, at, [&](libxsmm_blasint m, libxsmm_blasint n, bool accumulate) {
-        return Kernel{make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha,
-                           accumulate ? &beta1 : &beta0, &flags, nullptr)};
-      }))
-    return false;
-  // Non-temporal stores need every column of a tile on a cache line of its
-  // own start: tiles, columns and rows of tiles whole lines apart.
-  const auto lines = [](std::int64_t elements) { return elements * std::int64_t(sizeof(Scalar)) % 64 == 0; };
-  if (!streaming || !lines(at.c_row_block) || !lines(at.c_col_block) || !lines(at.c_column)) return true;
-  const int nts = flags | LIBXSMM_GEMM_FLAG_ALIGN_C_NTS_HINT;
-  for (int last_row = 0; last_row < 2; ++last_row)
-    for (int last_col = 0; last_col < 2; ++last_col) {
-      const libxsmm_blasint m = last_row ? at.last_rows : b.bm, n = last_col ? at.last_cols : b.bn;
-      if (lines(m))  // whole vectors: no masked stores
-        k[last_row][last_col].streaming =
-            Kernel{make(m, n, b.bk, stride_a, stride_b, &lda, &ldb, &ldc, &alpha, &beta0, &nts, nullptr)};
-    }
-  return true;
-}
-
 // An addressing plus the batch-reduce kernels built for it (the leading
 // dimensions, the stride between the blocks of a batch and the edge tiles'
 // sizes are baked into LIBXSMM kernels). Only the kernels of the plan's dtype
@@ -166,6 +116,9 @@ struct OperandMap {
 };
 
 struct GemmPlan::Impl {
+  // Every choice below, as decide() made it; the fields that follow are
+  // copied from it (adopt(), plan.cpp) or built from it.
+  PlanDecision decision;
   // A plan for row-major operands computes C^T = B^T A^T: the row-major
   // matrices, read as column-major, are exactly B^T, A^T and C^T, so packing
   // becomes plain copies of contiguous runs instead of transposes (what BLAS
@@ -183,8 +136,7 @@ struct GemmPlan::Impl {
   // `team` takes a thread per kFlopsPerThread; a call that packs operands or
   // copies C in teams of its own (`packing_team`, which also runs such a loop)
   // passes a second barrier, and takes one per twice that
-  // (docs/experiments/2026-12-04-thread-team-zen5.md).
-  static constexpr double kFlopsPerThread = 5e5;
+  // (docs/experiments/2026-12-04-thread-team-zen5.md; kFlopsPerThread: plan_decision.cpp).
   int team;
   int packing_team;
   bool amx = false;  // bf16 on AMX tiles (amx_brgemm.hpp) rather than LIBXSMM
@@ -201,7 +153,7 @@ struct GemmPlan::Impl {
   // built for those): only A is packed, B is read and C written in place
   // (b_in_place_map; a K the blocks do not divide ends on a shorter block),
   // or A and B are packed and C written in place (c_in_place_map). The tiles at the edges of a ragged M or N
-  // run kernels of their own size on the padded packed blocks (one round only: see the constructor). gemm()
+  // run kernels of their own size on the padded packed blocks (one round only: see build_kernels). gemm()
   // packs all three otherwise. A B stored transposed is packed: LIBXSMM's TRANS_B kernels read it in place at
   // full speed only for some leading dimensions, those whose rows do not share a few cache sets
   // (docs/experiments/2026-12-07-figures-from-code-comments.md#transposed-b).
@@ -217,8 +169,8 @@ struct GemmPlan::Impl {
   // of A is bk columns a leading dimension apart, which the batch-reduce
   // kernel ran slower on tall tiles; shorter tiles keep the batch, which holds
   // C in registers (docs/experiments/2026-12-02-stall-by-block-zen5.md;
-  // figures: docs/experiments/2026-12-07-figures-from-code-comments.md#one-column-read-in-place).
-  static constexpr int kByBlockRows = 512;
+  // figures: docs/experiments/2026-12-07-figures-from-code-comments.md#one-column-read-in-place;
+  // kByBlockRows: plan_decision.cpp).
   OperandMap all_in_place_map;
   // LIBXSMM's transpose kernels for whole blocks packed from a matrix stored
   // the other way round (the loop's A stored row-major: bk x bm in, bm x bk
@@ -243,11 +195,10 @@ struct GemmPlan::Impl {
   // The same holds for B with a single row of tiles (mb = 1), where B is
   // packed at all (a transposed or padded B; bf16 with an odd last K block).
   // A long slice is packed and multiplied panel_blocks K blocks at a time
-  // (kPanelBytes), so that the panel stays in L2 between its packing and
+  // (kPanelBytes, plan_decision.cpp), so that the panel stays in L2 between its packing and
   // the kernel (without panels, panel_blocks is the longest slice: one
   // batch each). a_panels (b_panels) holds one panel of a_panel_bytes
   // (b_panel_bytes, whole cache lines) per thread.
-  static constexpr std::size_t kPanelBytes = std::size_t(256) << 10;
   bool panels_a = false, panels_b = false;
   // The distance between two columns of the packed (blocked) B. A column
   // panel of B is stored as one K x bn column-major matrix (K padded to whole
@@ -271,29 +222,7 @@ struct GemmPlan::Impl {
   // of kRowTaskMinBytes or more: smaller ones stay in cache when packed up
   // front. Not on AMX tiles (not measured there)
   // (docs/experiments/2026-12-05-row-tasks-zen5.md).
-  static constexpr std::int64_t kRowTaskColumns = 8;
-  static constexpr std::size_t kRowTaskMinBytes = std::size_t(8) << 20;  // the floor (above)
-  // And only where every thread gets this many rows (layers count: each is a
-  // task of its own): fewer tasks than tiles must not leave threads idle or
-  // share the work out unevenly (512x512x16384 row-major, 8 rows).
-  static constexpr std::int64_t kRowTasksPerThread = 4;
-  // Fewer rows than that, but the same number for every thread, take row
-  // tasks too, whatever A's size (fp32 and fp64): packed up front, each
-  // thread's stretch of the curve spans every row, so each reads the rows
-  // the others packed, through the L3; as row tasks each packs its own rows,
-  // a panel at a time, and reads them from its L2. Measured on 2 threads only;
-  // not bf16, where row tasks take taller tiles (blocking.cpp) and lost below
-  // the floor (docs/experiments/2026-12-06-few-rows-zen5.md).
-  // Whether row tasks pay for `columns` columns of tiles, `rows` tasks
-  // (rows of tiles times layers) on `threads`, over an A of `a_bytes` in
-  // `dtype`: the plan's test, and the block rule's before it has its blocks
-  // (blocking.cpp).
-  static bool row_tasks_pay(std::int64_t columns, std::int64_t rows, std::size_t a_bytes, int threads,
-                            DType dtype) {
-    if (columns <= 1 || columns > kRowTaskColumns) return false;
-    if (rows >= kRowTasksPerThread * threads) return a_bytes >= kRowTaskMinBytes;
-    return dtype != DType::bf16 && rows >= threads && rows % threads == 0;
-  }
+  // The limits and the test: row_tasks.hpp.
   TaskStretches stretches;    // the loop's tasks among its team (task_stretches.hpp)
   std::int64_t row_span = 1;  // tiles per task: nb with row tasks, else 1
   unsigned long long panel_blocks = 0;
@@ -309,8 +238,7 @@ struct GemmPlan::Impl {
   // plain C (columns a leading dimension apart) streams at any K
   // (docs/experiments/2026-12-06-blocked-c-streaming-zen5.md; figures:
   // docs/experiments/2026-12-07-figures-from-code-comments.md#streaming-c).
-  static constexpr std::size_t kStreamBytes = std::size_t(4) << 20;
-  static constexpr std::int64_t kStreamBlockedMaxK = 64;
+  // (kStreamBytes, kStreamBlockedMaxK: plan_decision.cpp)
   // stream_c: the C of the plan's own layout (what streams_c() reports);
   // stream_blocked_c: a blocked C, which execute() writes whatever the plan's
   // layout (the same flag for a blocked plan; a plain one's only up to

@@ -51,6 +51,21 @@ inline constexpr int kThinTileColumns = 8;
 // predictor may fit another fraction to tuned data (docs/predictor.md).
 inline constexpr double kPanelL2Fraction = 0.5;
 
+// What of this machine and process a plan's decisions depend on (decide(),
+// sfc/plan_decision.hpp), read once so that deciding itself reads nothing.
+struct ArchContext {
+  bool amx_tiles = false;       // the block rule pads bf16 K to AMX tile steps (CPU has AMX, SFC_AMX not 0)
+  bool amx_kernels = false;     // bf16 plans run on AMX tiles (amx_tiles, and Linux granted the tile data)
+  int narrow_bf16_columns = 8;  // the widest bf16 tile of the narrow kernel (12 with AVX512-BF16 pairs)
+  int default_threads = 1;      // a request of 0 threads gets this many
+  bool one_thread = false;      // a forked child: every request runs on one thread
+  int usable_threads(int threads) const { return one_thread || threads < 1 ? 1 : threads; }
+  // This process now. `ask_for_tiles`: ask Linux for the AMX tile data
+  // (what a bf16 plan does: the grant enlarges every signal frame, so no
+  // other plan asks); without, amx_kernels is false and nothing is asked.
+  static ArchContext detect(bool ask_for_tiles = true);
+};
+
 // Whether this process may run AMX bf16 tile instructions: the CPU has
 // AMX-TILE and AMX-BF16, the OS saves their state, and Linux granted the
 // tile data to the process (asked on the first call; the grant covers every

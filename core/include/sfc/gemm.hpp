@@ -42,6 +42,8 @@
 
 namespace sfc {
 
+struct PlanDecision;  // sfc/plan_decision.hpp
+
 enum class DType { f32, f64, bf16 };
 enum class Layout { blocked, row_major, col_major };
 // op(X) in a BLAS call: X itself, or its transpose.
@@ -144,6 +146,10 @@ class GemmPlan {
   std::size_t c_elements() const;
   // Bytes the plan itself holds (scratch copies of C and packing buffers).
   std::size_t workspace_bytes() const;
+  // Every choice the plan was built from (sfc/plan_decision.hpp: decide()),
+  // printable with describe(); its workspace_bytes is what the plan held
+  // when built (a call with other leading dimensions may add buffers).
+  const PlanDecision& decision() const;
 
   // C = A * B on blocked operands (see the layout above). C is overwritten.
   // Not const: a call writes the plan's scratch (the copies of C, packing
