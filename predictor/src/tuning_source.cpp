@@ -88,9 +88,8 @@ PlatformChoice PlatformChoice::parse(std::string_view text) {
 
 PlatformChoice PlatformChoice::parse_or_environment(std::string_view text) {
   if (!text.empty()) return parse(text);
-  const char* environment = sfc::setting_value("SFC_PLATFORM");
   try {
-    return parse(environment ? environment : "");
+    return parse(sfc::setting_text("SFC_PLATFORM").value_or(""));
   } catch (const Error& e) {
     throw Error(std::string("SFC_PLATFORM: ") + e.what());
   }
