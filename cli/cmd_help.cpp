@@ -13,9 +13,9 @@
 namespace sfc::cli {
 namespace {
 
-constexpr std::size_t kWidth = 79;         // every line of the block fits 80 columns
+constexpr std::size_t kWidth = 79;        // every line of the block fits 80 columns
 constexpr std::size_t kValueColumn = 24;  // where a variable's text starts
-constexpr std::size_t kScreenRows = 25;    // a command's --help fits a terminal of 80x25
+constexpr std::size_t kScreenRows = 25;   // a command's --help fits a terminal of 80x25
 
 // `text` as lines of at most kWidth columns, each after `first` (the first
 // line) or kValueColumn spaces; words are not split.
@@ -74,10 +74,11 @@ class ScreenFormatter : public CLI::Formatter {
  public:
   std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
     std::string full = CLI::Formatter::make_help(app, name, mode);
-    if (mode != CLI::AppFormatMode::Normal || app->get_parent() == nullptr || screen_rows(full) <= kScreenRows)
+    if (mode != CLI::AppFormatMode::Normal || app->get_parent() == nullptr ||
+        screen_rows(full) <= kScreenRows)
       return full;
-    std::string text = make_description(app) + make_usage(app, name) + "\nOptions (what each means: sfc-tune help" +
-                       name.substr(name.find(' ')) + "):\n";
+    std::string text = make_description(app) + make_usage(app, name) +
+                       "\nOptions (what each means: sfc-tune help" + name.substr(name.find(' ')) + "):\n";
     std::string line = " ";
     for (const CLI::Option* option : app->get_options()) {
       if (option->get_positional() || option == app->get_help_ptr()) continue;
@@ -122,8 +123,9 @@ std::string environment_help() {
       first.clear();
     }
     first.resize(kValueColumn, ' ');
-    text += wrapped(first, std::string(setting.meaning) + ": " + setting.value + "; default " + setting.fallback +
-                               (setting.bad == BadSetting::error ? "; else an error" : ""));
+    text +=
+        wrapped(first, std::string(setting.meaning) + ": " + setting.value + "; default " + setting.fallback +
+                           (setting.bad == BadSetting::error ? "; else an error" : ""));
   }
   return text.substr(0, text.size() - 1);  // CLI11 ends a footer with its own line break
 }
