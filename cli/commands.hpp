@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace sfc::cli {
 
@@ -80,5 +81,22 @@ void add_store_commands(CLI::App& app);    // cmd_store.cpp: export, import, mer
 void add_predict_commands(CLI::App& app);  // cmd_predict.cpp: query, calibrate, evaluate
 void add_bench_command(CLI::App& app);     // cmd_bench.cpp
 void add_record_commands(CLI::App& app);   // cmd_record.cpp: record show
+void add_help_command(CLI::App& app);      // cmd_help.cpp: help [environment|commands|COMMAND]
+
+// The exit-status and environment block (from sfc::settings()): the end of
+// sfc-tune --help, and all of sfc-tune help environment. cmd_help.cpp.
+std::string environment_help();
+
+// `command`'s whole --help text, every option with its meaning, whatever its
+// length (`name`: the words that run it, "sfc-tune db info").
+std::string full_help(const CLI::App& command, const std::string& name);
+
+// Gives `app` (and the commands added to it after) a --help that fits a
+// screen of 80x25: a longer one lists option names only.
+void use_screen_help(CLI::App& app);
+
+// Every command that runs something, as the words that name it ("db info"),
+// in the order --help lists them: what sfc-tune help commands prints.
+std::vector<std::string> command_paths(const CLI::App& app);
 
 }  // namespace sfc::cli

@@ -38,14 +38,10 @@ namespace {
 
 // SFC_LOG_LEVEL, or nothing when unset; an unknown name is an error, not silence.
 std::optional<spdlog::level::level_enum> log_level() {
-  const char* text = sfc::setting_value("SFC_LOG_LEVEL");
-  if (!text || !*text) return std::nullopt;
-  const spdlog::level::level_enum level = spdlog::level::from_str(text);
-  if (level == spdlog::level::off &&
-      std::string_view(text) != "off")  // from_str's answer to anything unknown
-    throw sfc::Error(std::string("SFC_LOG_LEVEL: unknown level '") + text +
-                     "' (trace, debug, info, warning, error, critical or off)");
-  return level;
+  const auto name =
+      sfc::setting_choice("SFC_LOG_LEVEL", {"trace", "debug", "info", "warning", "error", "critical", "off"});
+  if (!name) return std::nullopt;
+  return spdlog::level::from_str(std::string(*name));
 }
 
 // `text` on one line: a control character a user's value brought in (a line
@@ -85,9 +81,8 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   // NO_COLOR (no-color.org): any value turns colour off.
-  const char* no_color = sfc::setting_value("NO_COLOR");
   spdlog::set_default_logger(spdlog::stderr_color_mt(
-      "sfc", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic));
+      "sfc", sfc::setting_text("NO_COLOR") ? spdlog::color_mode::never : spdlog::color_mode::automatic));
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
   try {
     if (const auto level = log_level()) spdlog::set_level(*level);
@@ -101,40 +96,19 @@ int main(int argc, char** argv) {
   CLI::App app{"sfc-tune: autotuning for Space-Filling-Curve Communication-Avoiding GEMM", "sfc-tune"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text);
-  app.footer(
-      "ENVIRONMENT:\n"
-      "  SFC_PLATFORM        whose results a tuning file answers with: this (default), any, or a platform "
-      "hash\n"
-      "  SFC_TUNING          the tuning table or database sfc::gemm reads (libsfcconf callers name theirs)\n"
-      "  SFC_RECORD          FILE: count every GEMM shape run through libsfcconf, sfc::gemm, the C API and "
-      "the\n"
-      "                      drop-in BLAS into FILE (sfc-tune record show FILE; tune --from-record FILE)\n"
-      "  SFC_VERBOSE         1: one line per GEMM call on stderr (shape, tier, configuration, time)\n"
-      "  SFC_TUNE            online: sfc::gemm tunes an untuned shape on its first calls (a few candidates "
-      "on\n"
-      "                      the caller's operands), storing the winner in SFC_TUNE_DB (default "
-      "sfc-tune.db)\n"
-      "  SFC_TUNE_BUDGET_MS  GEMM time per shape online tuning may spend (default 500)\n"
-      "  SFC_LOG_LEVEL       trace, debug, info (default), warning, error, critical or off\n"
-      "  NO_COLOR            any value: no colour in the log\n"
-      "  SFC_AMX             0: bf16 runs on LIBXSMM's AVX512-BF16 kernels even where the CPU has AMX tiles\n"
-      "  SFC_COLD_BYTES      bytes of cold inputs a timing streams through (default: 2x the L3, 64 MiB..1 "
-      "GiB)\n"
-      "  SFC_OPENBLAS_LIBRARY, SFC_BLIS_LIBRARY, SFC_ONEDNN_LIBRARY\n"
-      "                      the peer libraries sfc-tune bench loads\n"
-      "  OMP_NUM_THREADS     default thread count, 1..4096 (checked as --threads is)\n"
-      "  HWLOC_XMLFILE       a topology XML file to fingerprint instead of this machine's\n"
-      "\n"
-      "Every command, option and variable: docs/reference.md. Exit codes: 0 done, 1 internal error or failed "
-      "check,\n"
-      "2 bad input, 128+signal interrupted by SIGINT (130), SIGTERM (143) or SIGHUP (129) (tune: rerun to "
-      "resume;\nbench: the shapes finished are reported).");
+  // Every command's --help ends with this line (CLI11 copies a footer into
+  // the commands added after it); sfc-tune --help ends with the block itself.
+  app.footer("Environment and exit status: sfc-tune help environment");
+  sfc::cli::use_screen_help(app);
   sfc::cli::add_gemm_command(app);
   sfc::cli::add_tune_command(app);
   sfc::cli::add_store_commands(app);
   sfc::cli::add_predict_commands(app);
   sfc::cli::add_bench_command(app);
   sfc::cli::add_record_commands(app);
+  sfc::cli::add_help_command(app);
+  app.footer("Each command's options and what they mean: sfc-tune help COMMAND, or man sfc-tune.\n\n" +
+             sfc::cli::environment_help());
 
   // A word where a command belongs that names none: say so, and list them
   // (CLI11 alone answers "A subcommand is required").

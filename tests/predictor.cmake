@@ -58,7 +58,7 @@ if(NOT SFC_SANITIZE)
            COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
                    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/sfcconf-install
                    -DCONSUMER_DIR=${SFC_PREDICTOR_TESTS}/consumer
-                   "-DEXTRA_INSTALLED=$<$<BOOL:${SFC_HELP2MAN}>:share/man/man1/sfc-tune.1>"
+                   -DEXTRA_INSTALLED=share/man/man1/sfc-tune.1
                    -P ${SFC_PREDICTOR_TESTS}/install_test.cmake)
 endif()
 

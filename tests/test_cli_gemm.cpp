@@ -60,7 +60,7 @@ TEST_CASE("gemm rejects bad input with one clear line and exit code 2") {
 }
 
 TEST_CASE("help documents every option") {
-  const auto r = run_cli("gemm --help");
+  const auto r = run_cli("help gemm");
   CHECK(r.exit_code == 0);
   for (const char* opt :
        {"--dtype", "--threads", "--k-layers", "--kbf", "--layout", "--reps", "--check", "--json"})
@@ -79,7 +79,7 @@ TEST_CASE("cli: sizes, unknown commands and log levels are refused in one readab
   CHECK(r.output.find("query") != std::string::npos);
   r = sfc::test::run_cli("--version", "SFC_LOG_LEVEL=bogus");
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("SFC_LOG_LEVEL: unknown level 'bogus'") != std::string::npos);
+  CHECK(r.output.find("SFC_LOG_LEVEL=bogus is not trace, debug, info") != std::string::npos);
   r = sfc::test::run_cli("--version");
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("sfc-tune " SFC_VERSION_TEXT) != std::string::npos);

@@ -50,9 +50,8 @@ const PeerSpec& find_spec(std::string_view name) {
 // The libraries to try, in the order of the header's search rules.
 std::vector<std::string> candidate_paths(const PeerSpec& spec, const std::string& library) {
   if (!library.empty()) return {library};
-  if (const char* from_environment = sfc::setting_value(spec.environment_variable);
-      from_environment != nullptr && *from_environment != '\0')
-    return {from_environment};
+  if (auto from_environment = sfc::setting_text(spec.environment_variable))
+    return {std::move(*from_environment)};
   std::vector<std::string> paths;
   if (*spec.configured_path != '\0') paths.emplace_back(spec.configured_path);
   paths.emplace_back(spec.soname);

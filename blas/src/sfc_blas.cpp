@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -45,18 +46,9 @@ constexpr double kDefaultMinFlops = 2.0 * 128 * 128 * 128;
 // does (the race decides such shapes like any other).
 constexpr double kDefaultMinDimension = 0;
 
-// A number >= 0 from the environment, or `otherwise` (with a warning when the
-// variable is set to something else).
+// A number >= 0 from the environment, or `otherwise` (the default the settings table names).
 double environment_number(const char* name, double otherwise) {
-  const char* text = sfc::setting_value(name);
-  if (!text || !*text) return otherwise;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end || !(v >= 0)) {
-    std::fprintf(stderr, "sfc-blas: %s='%s' is not a number >= 0; using %.0f\n", name, text, otherwise);
-    return otherwise;
-  }
-  return v;
+  return sfc::setting_number(name, 0, std::numeric_limits<double>::max()).value_or(otherwise);
 }
 
 double min_flops() {
@@ -74,16 +66,9 @@ double min_dimension() {
 // default to sfc.
 bool racing() {
   static const bool value = [] {
-    const char* route = sfc::setting_value("SFC_BLAS_ROUTE");
-    if (route && *route) {
-      if (!std::strcmp(route, "race")) return true;
-      if (!std::strcmp(route, "sfc")) return false;
-      std::fprintf(stderr, "sfc-blas: SFC_BLAS_ROUTE='%s' is not race or sfc; using race\n", route);
-      return true;
-    }
-    const char* tune = sfc::setting_value("SFC_TUNE");
-    const char* record = sfc::setting_value("SFC_RECORD");
-    return !(tune && !std::strcmp(tune, "online")) && !(record && *record);
+    if (const auto route = sfc::setting_choice("SFC_BLAS_ROUTE", {"race", "sfc"})) return *route == "race";
+    const char* tune = sfc::setting_value("SFC_TUNE");  // its own reader warns about a bad value
+    return !(tune && !std::strcmp(tune, "online")) && !sfc::setting_text("SFC_RECORD");
   }();
   return value;
 }
@@ -131,8 +116,8 @@ const Fallback& fallback() {
   static const Fallback& found = *new Fallback([] {
     Fallback f;
     void* handle = RTLD_NEXT;
-    if (const char* library = sfc::setting_value("SFC_BLAS_FALLBACK"); library && *library) {
-      handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (const auto library = sfc::setting_text("SFC_BLAS_FALLBACK")) {
+      handle = dlopen(library->c_str(), RTLD_NOW | RTLD_LOCAL);
       const void* gemm = handle ? dlsym(handle, "cblas_sgemm") : nullptr;
       if (!handle) {
         std::fprintf(stderr, "sfc-blas: SFC_BLAS_FALLBACK: %s; using the system BLAS\n", dlerror());
@@ -140,11 +125,11 @@ const Fallback& fallback() {
         // This library itself (by another name, or already loaded): calling it would recurse forever.
         std::fprintf(stderr,
                      "sfc-blas: SFC_BLAS_FALLBACK=%s is this drop-in, not a BLAS; using the system BLAS\n",
-                     library);
+                     library->c_str());
       } else {
-        f.name = library;
+        f.name = *library;
       }
-      if (f.name != library) handle = system_blas(f.name);
+      if (f.name != *library) handle = system_blas(f.name);
       if (!handle) return f;
     } else if (!dlsym(RTLD_NEXT, "cblas_sgemm")) {
       // A program that loads its BLAS privately (Python's extension modules
@@ -216,8 +201,7 @@ void report() {
 }
 
 [[gnu::constructor]] void on_load() {
-  if (const char* verbose = sfc::setting_value("SFC_BLAS_VERBOSE"); verbose && *verbose && *verbose != '0')
-    std::atexit(report);
+  if (sfc::setting_flag("SFC_BLAS_VERBOSE")) std::atexit(report);
   // OpenBLAS's workers spin for about 2^28 cycles after each call; between
   // SFC-CA's calls they take the cores from its team (and its idle team from
   // them). A short spin, for an OpenBLAS loaded after this library (Python's
@@ -228,10 +212,7 @@ void report() {
 // SFC_VERBOSE, read once per process (the SFC-CA calls print their own line
 // from AutoGemm, which reads the same variable).
 bool verbose() {
-  static const bool value = [] {
-    const char* text = sfc::setting_value("SFC_VERBOSE");
-    return text && *text && std::string(text) != "0";
-  }();
+  static const bool value = sfc::setting_flag("SFC_VERBOSE");
   return value;
 }
 

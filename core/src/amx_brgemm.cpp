@@ -34,19 +34,11 @@ bool cpu_and_os_have_amx() {
   return (lo & (3u << 17)) == (3u << 17);  // XTILECFG and XTILEDATA enabled by the OS
 }
 
-// SFC_AMX=0 switches the tiles off; 1 or unset leaves them on. Anything else
-// is named once on stderr (and leaves them on), as every other variable is.
+// SFC_AMX=0 switches the tiles off; 1, unset or a bad value (named once)
+// leaves them on. Read at each plan build: tests switch it at run time.
 bool switched_off() {
-  const char* env = sfc::setting_value("SFC_AMX");
-  if (env && *env && std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) {
-    static std::once_flag warned;
-    std::call_once(warned, [env] {
-      std::fprintf(stderr,
-                   "sfc-tune: SFC_AMX='%s' is neither 0 nor 1; AMX tiles stay on where the CPU has them\n",
-                   env);
-    });
-  }
-  return env && std::strcmp(env, "0") == 0;
+  const auto choice = sfc::setting_choice("SFC_AMX", {"0", "1"});
+  return choice && *choice == "0";
 }
 
 // The largest even divisor of k up to 32: the K of one tile product (a tile

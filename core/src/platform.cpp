@@ -118,9 +118,8 @@ void check_topology_file(const std::string& path, const std::string& what) {
 
 // Loads `topology` from `source` ("" = this machine, honouring hwloc's environment).
 Platform load(const std::string& source) {
-  if (const char* environment = sfc::setting_value("HWLOC_XMLFILE");
-      source.empty() && environment && *environment)
-    check_topology_file(environment, "HWLOC_XMLFILE");
+  if (const auto environment = sfc::setting_text("HWLOC_XMLFILE"); source.empty() && environment)
+    check_topology_file(*environment, "HWLOC_XMLFILE");
   Topology topology;
   const bool xml = source.size() > 4 && source.ends_with(".xml");
   if (xml) check_topology_file(source, "topology " + source);

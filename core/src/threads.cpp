@@ -84,8 +84,7 @@ void check_thread_environment() {
   int value = 0;
   const auto [end, error] = std::from_chars(first.data(), first.data() + first.size(), value);
   if (error != std::errc() || end != first.data() + first.size() || value < 1 || value > kMaxThreads)
-    throw Error(std::string("OMP_NUM_THREADS='") + text + "': must be a thread count in 1.." +
-                std::to_string(kMaxThreads) + " (as --threads); unset it or correct it");
+    refuse_setting("OMP_NUM_THREADS", text);  // an error: libgomp would start that team
 }
 
 int usable_threads(int threads) noexcept { return in_forked_child() || threads < 1 ? 1 : threads; }

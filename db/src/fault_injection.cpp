@@ -189,10 +189,10 @@ void install() {
   static std::once_flag once;
   static std::string failure;
   std::call_once(once, [] {
-    const char* text = sfc::setting_value("SFC_FAULT");
-    if (!text || !*text) return;
+    const std::optional<std::string> text = sfc::setting_text("SFC_FAULT");
+    if (!text) return;
     try {
-      spec = parse(text);
+      spec = parse(*text);
     } catch (const Error& e) {
       failure = e.what();
       return;

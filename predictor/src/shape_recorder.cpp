@@ -408,12 +408,12 @@ void ShapeRecorder::start(const std::string& path) {
 void ShapeRecorder::start_from_environment() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* path = sfc::setting_value("SFC_RECORD");
-    if (!path || !*path) return;
+    const std::optional<std::string> path = sfc::setting_text("SFC_RECORD");
+    if (!path) return;
     try {
-      start(path);
+      start(*path);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "sfc-record: SFC_RECORD=%s: %s; not recording\n", path, e.what());
+      std::fprintf(stderr, "sfc-record: SFC_RECORD=%s: %s; not recording\n", path->c_str(), e.what());
     }
   });
 }

@@ -88,12 +88,14 @@ PlatformChoice PlatformChoice::parse(std::string_view text) {
 
 PlatformChoice PlatformChoice::parse_or_environment(std::string_view text) {
   if (!text.empty()) return parse(text);
-  const char* environment = sfc::setting_value("SFC_PLATFORM");
+  const std::optional<std::string> environment = sfc::setting_text("SFC_PLATFORM");
+  if (!environment) return {};
   try {
-    return parse(environment ? environment : "");
-  } catch (const Error& e) {
-    throw Error(std::string("SFC_PLATFORM: ") + e.what());
+    return parse(*environment);
+  } catch (const Error&) {
+    sfc::refuse_setting("SFC_PLATFORM", *environment);  // throws: the table makes it an error
   }
+  return {};
 }
 
 std::vector<TuningTable> load_tuning_tables(const std::string& path, const PlatformChoice& choice) {

@@ -44,10 +44,7 @@ struct PlanWithAnswer {
 
 // SFC_VERBOSE: read once per process, so a call pays a load of this flag.
 bool verbose_from_environment() {
-  static const bool verbose = [] {
-    const char* text = sfc::setting_value("SFC_VERBOSE");
-    return text && *text && std::string_view(text) != "0";
-  }();
+  static const bool verbose = sfc::setting_flag("SFC_VERBOSE");
   return verbose;
 }
 
@@ -268,12 +265,12 @@ AutoGemm& process_gemm() {
     bool source = false;
   };
   static const ProcessGemm process = [] {
-    const char* path = sfc::setting_value("SFC_TUNING");
+    const std::optional<std::string> path = sfc::setting_text("SFC_TUNING");
     // Online tuning without SFC_TUNING answers from the database it tunes
     // into, so the next process starts where this one stopped. That file may
     // not hold this machine's results yet: then nothing is read from it.
     const auto& online = online_from_environment();
-    if ((!path || !*path) && online && std::filesystem::exists(online->db)) {
+    if (!path && online && std::filesystem::exists(online->db)) {
       try {
         return ProcessGemm{std::make_unique<AutoGemm>(online->db.c_str()), "", {}, false};
       } catch (const Error& e) {
@@ -282,7 +279,7 @@ AutoGemm& process_gemm() {
       }
     }
     try {
-      return ProcessGemm{std::make_unique<AutoGemm>(path && *path ? path : nullptr), "", {}, false};
+      return ProcessGemm{std::make_unique<AutoGemm>(path ? path->c_str() : nullptr), "", {}, false};
     } catch (const SourceError& e) {
       return ProcessGemm{nullptr, e.what(), e.kind(), true};
     } catch (const Error& e) {

@@ -17,26 +17,11 @@
 namespace sfc {
 
 std::optional<OnlineTuning> OnlineTuning::from_environment() {
-  const char* mode = sfc::setting_value("SFC_TUNE");
-  if (!mode || !*mode) return std::nullopt;
-  if (std::string_view(mode) != "online") {
-    std::fprintf(stderr, "sfc-tune: SFC_TUNE='%s' is not 'online'; not tuning\n", mode);
-    return std::nullopt;
-  }
+  if (!sfc::setting_choice("SFC_TUNE", {"online"})) return std::nullopt;
   OnlineTuning settings;
-  if (const char* db = sfc::setting_value("SFC_TUNE_DB"); db && *db)
-    settings.db = db;
-  else
-    settings.db = "sfc-tune.db";
-  if (const char* budget = sfc::setting_value("SFC_TUNE_BUDGET_MS"); budget && *budget) {
-    char* end = nullptr;
-    const double ms = std::strtod(budget, &end);
-    if (end == budget || *end || !(ms > 0) || !std::isfinite(ms)) {
-      std::fprintf(stderr, "sfc-tune: SFC_TUNE_BUDGET_MS='%s' is not a number > 0; not tuning\n", budget);
-      return std::nullopt;
-    }
-    settings.budget_seconds = ms / 1e3;
-  }
+  settings.db = sfc::setting_text("SFC_TUNE_DB").value_or("sfc-tune.db");
+  if (const auto ms = sfc::setting_number("SFC_TUNE_BUDGET_MS", 0, std::numeric_limits<double>::max(), true))
+    settings.budget_seconds = *ms / 1e3;
   return settings;
 }
 

@@ -113,20 +113,9 @@ Timing pooled(const Timing& a, const Timing& b) {
 }
 
 std::size_t cold_footprint_bytes() {
-  if (const char* env = sfc::setting_value("SFC_COLD_BYTES"); env && *env) {
-    // A byte count up to half this machine's memory (the flush buffer is that big);
-    // anything else is named once and the default used, as for every other variable.
-    const std::size_t most = std::size_t(sysconf(_SC_PHYS_PAGES)) / 2 * std::size_t(sysconf(_SC_PAGE_SIZE));
-    std::size_t value = 0;
-    const std::string_view text(env);
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error == std::errc() && end == text.data() + text.size() && value <= most) return value;
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      std::fprintf(stderr, "sfc-tune: SFC_COLD_BYTES='%s' is not a byte count in 0..%zu; using the default\n",
-                   env, most);
-    });
-  }
+  // At most half this machine's memory: the flush buffer is that big.
+  const std::size_t most = std::size_t(sysconf(_SC_PHYS_PAGES)) / 2 * std::size_t(sysconf(_SC_PAGE_SIZE));
+  if (const auto bytes = sfc::setting_count("SFC_COLD_BYTES", 0, most)) return *bytes;
   // The platform's L3 (sysfs through hwloc, else CPUID), not glibc's
   // sysconf, which misread a VM's L3 without cache information in sysfs.
   const std::size_t two_l3 = 2 * running_machine_cache_sizes().l3_bytes;
