@@ -1,5 +1,6 @@
 #include "sfc/tuning_session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -43,6 +44,33 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       ++summary.already_done;
   }
 
+  // A ranked search learns from every tuned shape it knows, and tunes the
+  // pending shapes spread over their range first.
+  const bool ranked = options.tune.search == Search::ranked;
+  RankingContext context(options.model, options.ranking);
+  if (ranked) {
+    for (const TunedShape& p : options.prior) context.add(p.shape, seconds_of(p));
+    // Ordered by shape: one neighbour per run of equal shapes.
+    const std::vector<Measurement> stored =
+        store.measurements({summary.platform_hash, dtype, platform.threads, options.tune.layout});
+    for (std::size_t begin = 0, end = 0; begin < stored.size(); begin = end) {
+      while (end < stored.size() && same_shape(stored[end].shape, stored[begin].shape)) ++end;
+      context.add(stored[begin].shape, std::span(stored).subspan(begin, end - begin));
+    }
+    std::vector<GemmShape> shapes;
+    for (const Pending& p : pending) shapes.push_back(p.shape);
+    const std::vector<GemmShape> known = context.shapes();
+    shapes = spread_order(std::move(shapes), known);
+    std::vector<Pending> ordered;
+    for (const GemmShape& shape : shapes) {
+      const auto it = std::find_if(pending.begin(), pending.end(),
+                                   [&](const Pending& p) { return same_shape(p.shape, shape); });
+      ordered.push_back(std::move(*it));
+      pending.erase(it);
+    }
+    pending = std::move(ordered);
+  }
+
   std::vector<GemmShape> pending_shapes;
   for (const Pending& p : pending) pending_shapes.push_back(p.shape);
   TuningProgress progress(options.progress, grid.size(), summary.already_done, pending_shapes);
@@ -70,8 +98,23 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       return true;
     }
     progress.start_shape(p.shape);
-    const ShapeTuning tuning =
-        tuner.tune(p.shape, options.configs, prior, stop, [&](const TuneStep& step) { progress.step(step); });
+    const auto on_step = [&](const TuneStep& step) { progress.step(step); };
+    ShapeTuning tuning;
+    if (ranked) {
+      const ConfigRanking ranking = context.rank(p.shape, dtype, platform.threads, options.tune.layout);
+      const std::vector<Knobs> shortlist =
+          ranking.shortlist(options.configs.bits(), [&](Knobs c) { return tuner.effective(p.shape, c); });
+      RaceResult race;
+      tuning = tuner.race(p.shape, shortlist, stop, on_step, &race);
+      summary.screened += race.screened;
+      summary.fully_timed += race.fully_timed;
+      summary.runs += race.runs;
+      std::vector<Measurement> known = prior;
+      known.insert(known.end(), tuning.measurements.begin(), tuning.measurements.end());
+      context.add(p.shape, known);  // the later shapes learn from this one
+    } else {
+      tuning = tuner.tune(p.shape, options.configs, prior, stop, on_step);
+    }
     // One transaction per shape: a kill before this line loses only this shape.
     summary.measurements += store.record(summary.platform_hash, tuning.measurements);
     if (tuning.interrupted) {
