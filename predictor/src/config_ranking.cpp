@@ -12,20 +12,16 @@ namespace sfc {
 namespace {
 
 // Log time relative to the source's best for every configuration; false when
-// the source measured nothing usable. Unmeasured configurations take the
-// slowest measured one's.
+// the source measured nothing usable. Unmeasured configurations are NaN.
 bool relative_log_times(const std::array<double, kConfigCount>& seconds,
                         std::array<double, kConfigCount>& out) {
-  double best = INFINITY, worst = 0;
+  double best = INFINITY;
   for (double s : seconds)
-    if (std::isfinite(s) && s > 0) {
-      best = std::min(best, s);
-      worst = std::max(worst, s);
-    }
+    if (std::isfinite(s) && s > 0) best = std::min(best, s);
   if (!std::isfinite(best)) return false;
   for (int i = 0; i < kConfigCount; ++i) {
     const double s = seconds[std::size_t(i)];
-    out[std::size_t(i)] = std::log((std::isfinite(s) && s > 0 ? s : worst) / best);
+    out[std::size_t(i)] = std::isfinite(s) && s > 0 ? std::log(s / best) : NAN;
   }
   return true;
 }
@@ -75,22 +71,44 @@ ConfigRanking rank_configs(const GemmShape& shape, const ModelPrediction* model,
   for (const RankingNeighbour& n : neighbours) {
     if (!relative_log_times(n.seconds, s.log_times)) continue;
     const double distance = log2_distance(shape, n.shape);
-    nearest = std::min(nearest, distance);
-    s.weight = 1 / (distance + 0.125);
+    if (!n.foreign) nearest = std::min(nearest, distance);
+    s.weight = (n.foreign ? options.foreign_weight : 1.0) / (distance + 0.125);
     sources.push_back(s);
   }
 
   ConfigRanking r;
   r.leaders = options.leaders;
   r.sources = int(sources.size());
+  // A configuration a source did not measure takes that source's median
+  // measured time: neither ranked out for good (a short list's neighbour
+  // would keep the next shapes from ever trying it) nor in front.
   double total = 0;
-  for (const Source& src : sources) {
+  std::array<double, kConfigCount> weights{};
+  for (Source& src : sources) {
     total += src.weight;
-    for (int i = 0; i < kConfigCount; ++i)
-      r.score[std::size_t(i)] += src.weight * src.log_times[std::size_t(i)];
+    std::vector<double> known;
+    for (double v : src.log_times)
+      if (!std::isnan(v)) known.push_back(v);
+    std::sort(known.begin(), known.end());
+    const double missing = known[known.size() / 2];
+    for (double& v : src.log_times)
+      if (std::isnan(v)) v = missing;
+    for (int i = 0; i < kConfigCount; ++i) {
+      const double v = src.log_times[std::size_t(i)];
+      if (std::isnan(v)) continue;
+      r.score[std::size_t(i)] += src.weight * v;
+      weights[std::size_t(i)] += src.weight;
+    }
   }
-  if (total > 0)
-    for (double& v : r.score) v /= total;
+  double worst = 0;
+  for (int i = 0; i < kConfigCount; ++i)
+    if (weights[std::size_t(i)] > 0)
+      worst = std::max(worst, r.score[std::size_t(i)] /= weights[std::size_t(i)]);
+  for (int i = 0; i < kConfigCount; ++i)
+    if (weights[std::size_t(i)] == 0) r.score[std::size_t(i)] = worst;  // no source measured it
+  for (Source& src : sources)
+    for (double& v : src.log_times)
+      if (std::isnan(v)) v = INFINITY;
   std::array<int, kConfigCount> index;
   std::iota(index.begin(), index.end(), 0);
   // Ties keep the smaller configuration first (fewer layers, then fewer rounds).

@@ -11,8 +11,9 @@ RankingContext::RankingContext(std::optional<AnalyticalModel> model, RankingOpti
   if (model_ && !model_->calibrated()) model_.reset();
 }
 
-void RankingContext::add(const GemmShape& shape, const std::array<double, kConfigCount>& seconds) {
-  tuned_.push_back({.shape = shape, .seconds = seconds});
+void RankingContext::add(const GemmShape& shape, const std::array<double, kConfigCount>& seconds,
+                         bool foreign) {
+  (foreign ? foreign_ : tuned_).push_back({.shape = shape, .seconds = seconds, .foreign = foreign});
 }
 
 void RankingContext::add(const GemmShape& shape, std::span<const Measurement> measurements) {
@@ -31,13 +32,18 @@ void RankingContext::add(const GemmShape& shape, std::span<const Measurement> me
 ConfigRanking RankingContext::rank(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   std::optional<ModelPrediction> prediction;
   if (model_) prediction = model_->predict(shape, dtype, threads, layout);
-  const std::vector<RankingNeighbour> near = nearest_neighbours(shape, tuned_, kRankingNeighbours);
+  const std::size_t count = kRankingNeighbours;
+  std::vector<RankingNeighbour> near = nearest_neighbours(shape, tuned_, count);
+  const std::vector<RankingNeighbour> far = nearest_neighbours(shape, foreign_, count);
+  near.insert(near.end(), far.begin(), far.end());
   return rank_configs(shape, prediction ? &*prediction : nullptr, near, options_);
 }
 
-std::vector<GemmShape> RankingContext::shapes() const {
+std::vector<GemmShape> RankingContext::shapes(bool with_foreign) const {
   std::vector<GemmShape> out;
   for (const RankingNeighbour& n : tuned_) out.push_back(n.shape);
+  if (with_foreign)
+    for (const RankingNeighbour& n : foreign_) out.push_back(n.shape);
   return out;
 }
 

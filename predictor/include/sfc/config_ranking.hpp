@@ -11,9 +11,9 @@
 //
 // Each source gives every configuration a log time relative to its own best;
 // the ranking is their weighted mean (a neighbour weighs 1 / (distance + 1/8)
-// in log2(M, N, K) space, the model kModelWeight). A neighbour that lacks a
-// configuration (a ranked search timed only a short list) counts it as its
-// slowest measured one: it was ranked out there. The confidence (0..1) is the
+// in log2(M, N, K) space, the model RankingOptions::model_weight). A neighbour
+// that lacks a configuration (a ranked search timed only a short list) counts
+// it at its median measured time. The confidence (0..1) is the
 // mean of three parts: whether the sources' own best configurations are among
 // the ranking's leaders (agreement), how near the nearest tuned shape is, and
 // the ranking's margin between its best two; the shortlist is the longer the
@@ -36,6 +36,9 @@ struct RankingNeighbour {
   GemmShape shape;
   std::array<double, kConfigCount> seconds;  // by Knobs::index(); NaN: not measured
   double distance = 0;                       // to the shape being ranked (nearest_neighbours sets it)
+  // Tuned on another machine (a --prior table): weighs foreign_weight of a
+  // neighbour of this machine, and its nearness adds no confidence.
+  bool foreign = false;
 };
 
 struct RankingOptions {
@@ -44,7 +47,11 @@ struct RankingOptions {
   // The leaders (ranked first) whose grid neighbours (K_layers +-1 or
   // k_block_factor +-1) join the shortlist: the ranking is often one step off.
   int leaders = 1;
-  double model_weight = 1.0;    // a neighbour at distance d weighs 1 / (d + 1/8)
+  // Weights: a neighbour at log2 distance d weighs 1 / (d + 1/8), another
+  // machine's foreign_weight times that, the model model_weight (chosen on
+  // replays: docs/experiments/2026-12-07-ranked-search-replay.md).
+  double model_weight = 0.3;
+  double foreign_weight = 0.25;
   double margin_scale = 0.05;   // a log-time margin this large is full confidence
   double distance_scale = 1.0;  // proximity part: exp(-distance / this)
 };

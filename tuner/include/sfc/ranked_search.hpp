@@ -26,8 +26,9 @@ inline bool same_shape(const GemmShape& a, const GemmShape& b) {
   return a.m == b.m && a.n == b.n && a.k == b.k;
 }
 
-// How many tuned neighbours a ranking consults.
-inline constexpr std::size_t kRankingNeighbours = 4;
+// How many tuned neighbours a ranking consults, of this machine and as many
+// of others'.
+inline constexpr std::size_t kRankingNeighbours = 8;
 
 class RankingContext {
  public:
@@ -35,21 +36,22 @@ class RankingContext {
   RankingContext(std::optional<AnalyticalModel> model, RankingOptions options);
 
   // A tuned shape the later rankings learn from: its time per configuration
-  // (NaN where it has none).
-  void add(const GemmShape& shape, const std::array<double, kConfigCount>& seconds);
+  // (NaN where it has none); `foreign` when another machine tuned it (a
+  // prior table: RankingNeighbour::foreign).
+  void add(const GemmShape& shape, const std::array<double, kConfigCount>& seconds, bool foreign = false);
   // The same, from stored measurements of one shape: a configuration's time is
   // its fastest full run, else its fastest screen.
   void add(const GemmShape& shape, std::span<const Measurement> measurements);
 
   ConfigRanking rank(const GemmShape& shape, DType dtype, int threads, Layout layout) const;
 
-  std::vector<GemmShape> shapes() const;  // the tuned shapes added so far
+  std::vector<GemmShape> shapes(bool with_foreign = true) const;  // the tuned shapes added so far
   bool has_model() const { return model_.has_value(); }
 
  private:
   std::optional<AnalyticalModel> model_;
   RankingOptions options_;
-  std::vector<RankingNeighbour> tuned_;
+  std::vector<RankingNeighbour> tuned_, foreign_;
 };
 
 // The seconds of every configuration of a stored shape (NaN where unmeasured).
