@@ -464,6 +464,7 @@ void run_replay(const EvaluateOptions& o) {
                       {"runs", s.race.runs},
                       {"winner", knobs_json(s.race.winner)},
                       {"best", knobs_json(s.best)},
+                      {"best_rank", s.best_rank},
                       {"regret", s.regret},
                       {"exhaustive_winner", knobs_json(s.exhaustive_winner)},
                       {"exhaustive_regret", s.exhaustive_regret}});
@@ -609,6 +610,10 @@ void add_predict_commands(CLI::App& app) {
       ->capture_default_str();
   ev->add_option("--max-shortlist", e->replay_options.ranking.max_shortlist, "With --replay: ... and at none")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  ev->add_option("--climb", e->replay_options.race.climb,
+                 "With --replay: times the screen leader's grid neighbours are screened too")
+      ->check(CLI::Range(0, 64))
       ->capture_default_str();
   ev->add_option("--screen-drop", e->replay_options.race.screen_drop,
                  "With --replay: configurations screened beyond (1 + this) x the best screen are dropped")

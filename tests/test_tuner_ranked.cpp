@@ -98,13 +98,31 @@ TEST_CASE("ranking: agreeing near neighbours raise the confidence and shorten th
   CHECK_THROWS_AS(sfc::rank_configs({0, 1, 1}, nullptr, {}), sfc::Error);
 }
 
-TEST_CASE("ranking: a neighbour's unmeasured configurations count as its slowest measured one") {
+TEST_CASE("ranking: a neighbour's unmeasured configurations count at its median measured one") {
   auto partial = bowl({1, 1});
   for (int i = 8; i < sfc::kConfigCount; ++i) partial[std::size_t(i)] = NAN;  // only K_layers 1 timed
   const std::vector<sfc::RankingNeighbour> near{{.shape = {256, 256, 256}, .seconds = partial}};
   const sfc::ConfigRanking r = sfc::rank_configs({256, 256, 256}, nullptr, near);
   CHECK(r.order[0] == Knobs{1, 1});
-  CHECK(r.score[Knobs{8, 8}.index()] == doctest::Approx(r.score[Knobs{1, 8}.index()]));
+  CHECK(r.score[Knobs{8, 8}.index()] == doctest::Approx(r.score[Knobs{1, 5}.index()]));
+  CHECK(r.score[Knobs{8, 8}.index()] < r.score[Knobs{1, 8}.index()]);
+}
+
+TEST_CASE("ranking: another machine's neighbour weighs less and adds no confidence") {
+  const sfc::GemmShape shape{512, 512, 512};
+  const std::vector<sfc::RankingNeighbour> own{{.shape = shape, .seconds = bowl({2, 2})},
+                                               {.shape = {512, 512, 600}, .seconds = bowl({5, 5})}};
+  std::vector<sfc::RankingNeighbour> foreign = own;
+  foreign[1].foreign = true;
+  CHECK(sfc::rank_configs(shape, nullptr, own).order[0] == Knobs{2, 2});
+  // Both at their distances: the foreign one's weight shrinks, so (2, 2) leads by more.
+  CHECK(sfc::rank_configs(shape, nullptr, foreign).score[Knobs{5, 5}.index()] >
+        sfc::rank_configs(shape, nullptr, own).score[Knobs{5, 5}.index()]);
+  const std::vector<sfc::RankingNeighbour> only_foreign{
+      {.shape = shape, .seconds = bowl({2, 2}), .foreign = true}};
+  const std::vector<sfc::RankingNeighbour> only_own{{.shape = shape, .seconds = bowl({2, 2})}};
+  CHECK(sfc::rank_configs(shape, nullptr, only_foreign).confidence <
+        sfc::rank_configs(shape, nullptr, only_own).confidence);
 }
 
 TEST_CASE("ranking: nearest neighbours and the spread order") {
@@ -161,7 +179,7 @@ TEST_CASE("race: the screen drops what is clearly slower, a clear leader stops a
   fake.truth = {{{1, 1}, 1.00}, {{1, 2}, 1.50}, {{2, 1}, 1.10}, {{2, 2}, 2.0}};
   const std::vector<Knobs> list{{1, 2}, {1, 1}, {2, 1}, {2, 2}};
   const sfc::RaceResult r =
-      sfc::race(list, fake.timer(3), {.screen_drop = 0.15, .noise_multiple = 2, .min_gap = 0.01});
+      sfc::race(list, fake.timer(3), {.climb = 2, .screen_drop = 0.15, .noise_multiple = 2, .min_gap = 0.01});
   CHECK(r.winner == Knobs{1, 1});
   CHECK(r.winner_seconds == 1.0);
   CHECK(r.screened == 4);
@@ -177,16 +195,43 @@ TEST_CASE("race: leaders within the measured noise race on to max_rounds") {
   FakeTimer fake;
   fake.truth = {{{1, 1}, 1.000}, {{3, 1}, 1.004}};
   fake.spread = 0.05;
-  const sfc::RaceResult r = sfc::race({{3, 1}, {1, 1}}, fake.timer(2), {.max_rounds = 3, .min_gap = 0.0});
+  const sfc::RaceResult r =
+      sfc::race({{3, 1}, {1, 1}}, fake.timer(2), {.climb = 0, .max_rounds = 3, .min_gap = 0.0});
   CHECK(r.rounds == 3);
   CHECK(r.winner == Knobs{1, 1});
   // Noiseless runs: the smallest gap decides after one round.
   fake.spread = 0;
-  CHECK(sfc::race({{3, 1}, {1, 1}}, fake.timer(2), {.max_rounds = 3, .min_gap = 0.0}).rounds == 1);
+  CHECK(sfc::race({{3, 1}, {1, 1}}, fake.timer(2), {.climb = 0, .max_rounds = 3, .min_gap = 0.0}).rounds ==
+        1);
   // An exact tie goes to the configuration ranked first.
   fake.truth[{3, 1}] = 1.0;
   fake.spread = 0.05;
-  CHECK(sfc::race({{3, 1}, {1, 1}}, fake.timer(2), {.max_rounds = 2}).winner == Knobs{3, 1});
+  CHECK(sfc::race({{3, 1}, {1, 1}}, fake.timer(2), {.climb = 0, .max_rounds = 2}).winner == Knobs{3, 1});
+}
+
+TEST_CASE("race: the climb screens the screen leader's grid neighbours until none is faster") {
+  FakeTimer fake;
+  for (int i = 0; i < sfc::kConfigCount; ++i) fake.truth[Knobs::at(i)] = bowl({4, 3})[std::size_t(i)];
+  // Ranked two steps off: the climb walks to (4, 3).
+  const sfc::RaceResult r = sfc::race({{2, 3}}, fake.timer(2), {.climb = 3});
+  CHECK(r.winner == Knobs{4, 3});
+  REQUIRE(fake.screens == 4);  // the list, then three climbs; the third finds (4, 3)'s neighbours slower
+  CHECK(std::ranges::find(fake.calls[1], Knobs{3, 3}) != fake.calls[1].end());
+  CHECK(std::ranges::find(fake.calls[2], Knobs{4, 3}) != fake.calls[2].end());
+  // More climbs allowed: it stops once the leader's neighbours are all slower.
+  FakeTimer again = fake;
+  again.screens = 0;
+  CHECK(sfc::race({{2, 3}}, again.timer(2), {.climb = 8}).winner == Knobs{4, 3});
+  CHECK(again.screens == 4);
+  // No climb: the list's best.
+  FakeTimer still = fake;
+  still.screens = 0;
+  CHECK(sfc::race({{2, 3}, {2, 2}}, still.timer(2), {.climb = 0}).winner == Knobs{2, 3});
+  CHECK(still.screens == 1);
+  // The climb stays within `allowed`.
+  FakeTimer fenced = fake;
+  CHECK(sfc::race({{2, 3}}, fenced.timer(2), {.climb = 3}, 0xFFFF).winner ==
+        Knobs{2, 3});  // K_layers 1 and 2 only
 }
 
 TEST_CASE("race: plans shared by clamped configurations are screened once; a stop interrupts") {
@@ -202,7 +247,7 @@ TEST_CASE("race: plans shared by clamped configurations are screened once; a sto
                      .stddev_s = 0.01});
     return std::optional(out);
   };
-  const sfc::RaceResult r = sfc::race({{1, 1}, {1, 2}, {1, 3}}, shared, {});
+  const sfc::RaceResult r = sfc::race({{1, 1}, {1, 2}, {1, 3}}, shared, {.climb = 0});
   CHECK(r.screened == 2);  // (1, 3) runs as (1, 2)
   CHECK(r.winner == Knobs{1, 1});
 

@@ -12,37 +12,61 @@ namespace sfc {
 void check(const RaceOptions& o) {
   if (!(o.screen_drop >= 0)) throw Error("the screen's drop margin must be >= 0");
   if (o.round_reps < 1) throw Error("runs per race round must be >= 1, got " + std::to_string(o.round_reps));
+  if (o.climb < 0) throw Error("climbing steps must be >= 0, got " + std::to_string(o.climb));
   if (o.max_rounds < 1) throw Error("race rounds must be >= 1, got " + std::to_string(o.max_rounds));
   if (!(o.noise_multiple >= 0)) throw Error("the noise multiple must be >= 0");
   if (!(o.min_gap >= 0)) throw Error("the race's minimum gap must be >= 0");
 }
 
-RaceResult race(const std::vector<Knobs>& shortlist, const RaceTimer& time, const RaceOptions& options) {
+RaceResult race(const std::vector<Knobs>& shortlist, const RaceTimer& time, const RaceOptions& options,
+                std::uint64_t allowed, const std::function<Knobs(Knobs)>& plan) {
   check(options);
   RaceResult result;
   if (shortlist.empty()) return result;
 
-  // 1. The screen, one entry per distinct plan (the first configuration of each).
-  const std::optional<std::vector<RaceRuns>> screen = time(shortlist, true);
-  if (!screen || screen->size() != shortlist.size()) {
-    result.interrupted = true;
-    return result;
-  }
+  // 1. The screen, one entry per distinct plan (the first configuration of
+  // each), then the screen leader's grid neighbours, `climb` times.
   std::vector<Knobs> survivors;
   std::map<Knobs, double> screen_min;  // by plan
+  std::map<Knobs, Knobs> plan_of;      // by configuration screened
   double best_screen = INFINITY;
-  for (std::size_t i = 0; i < shortlist.size(); ++i) {
-    const RaceRuns& r = (*screen)[i];
-    if (!screen_min.emplace(r.effective, r.min_s).second) continue;  // that plan is screened already
-    result.runs += r.reps;
-    survivors.push_back(shortlist[i]);
-    best_screen = std::min(best_screen, r.min_s);
+  std::vector<Knobs> batch = shortlist;
+  Knobs climbed;  // the leader whose neighbours the last climb screened
+  for (int step = 0;; ++step) {
+    const std::optional<std::vector<RaceRuns>> screen = time(batch, true);
+    if (!screen || screen->size() != batch.size()) {
+      result.interrupted = true;
+      return result;
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const RaceRuns& r = (*screen)[i];
+      plan_of.emplace(batch[i], r.effective);
+      if (!screen_min.emplace(r.effective, r.min_s).second) continue;  // that plan is screened already
+      result.runs += r.reps;
+      survivors.push_back(batch[i]);
+      best_screen = std::min(best_screen, r.min_s);
+    }
+    if (step >= options.climb) break;
+    Knobs leader = survivors.front();
+    for (Knobs c : survivors)
+      if (screen_min.at(plan_of.at(c)) < screen_min.at(plan_of.at(leader))) leader = c;
+    if (step > 0 && leader == climbed) break;  // its neighbours were screened: none is faster
+    climbed = leader;
+    batch.clear();
+    for (Knobs n : {Knobs{leader.k_layers - 1, leader.k_block_factor},
+                    Knobs{leader.k_layers + 1, leader.k_block_factor},
+                    Knobs{leader.k_layers, leader.k_block_factor - 1},
+                    Knobs{leader.k_layers, leader.k_block_factor + 1}}) {
+      if (!n.valid() || !((allowed >> n.index()) & 1) || plan_of.contains(n)) continue;
+      if (plan && screen_min.contains(plan(n))) continue;  // runs as a plan screened already
+      if (plan && std::ranges::any_of(batch, [&](Knobs b) { return plan(b) == plan(n); })) continue;
+      batch.push_back(n);
+    }
+    if (batch.empty()) break;
   }
   result.screened = int(survivors.size());
 
   // 2. The cut.
-  std::map<Knobs, Knobs> plan_of;
-  for (std::size_t i = 0; i < shortlist.size(); ++i) plan_of.emplace(shortlist[i], (*screen)[i].effective);
   std::erase_if(survivors, [&](Knobs c) {
     return screen_min.at(plan_of.at(c)) > (1 + options.screen_drop) * best_screen;
   });
@@ -85,10 +109,14 @@ RaceResult race(const std::vector<Knobs>& shortlist, const RaceTimer& time, cons
                   [&](Knobs c) { return c != leader && full[c].min > (1 + gap) * full[leader].min; });
     if (survivors.size() == 1) break;
   }
+  // Ties: the configuration ranked higher (the short list's order, then the climb's by index).
+  const auto order = [&](Knobs c) {
+    const auto at = std::ranges::find(shortlist, c);
+    return at == shortlist.end() ? kConfigCount + c.index() : int(at - shortlist.begin());
+  };
   for (const auto& [c, f] : full)
     if (result.winner.k_layers == 0 || f.min < result.winner_seconds ||
-        (f.min == result.winner_seconds &&
-         std::ranges::find(shortlist, c) < std::ranges::find(shortlist, result.winner))) {
+        (f.min == result.winner_seconds && order(c) < order(result.winner))) {
       result.winner = c;
       result.winner_seconds = f.min;
     }

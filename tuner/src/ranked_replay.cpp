@@ -94,10 +94,10 @@ ReplayReport replay_ranked(const std::vector<TunedShape>& tuned, const std::vect
                     " lacks a configuration's measurement: replay needs exhaustively tuned shapes");
 
   RankingContext context(options.use_model ? model : std::nullopt, options.ranking);
-  for (const TunedShape& p : prior) context.add(p.shape, seconds_of(p));
+  for (const TunedShape& p : prior) context.add(p.shape, seconds_of(p), true);
   std::vector<GemmShape> shapes;
   for (const TunedShape& t : tuned) shapes.push_back(t.shape);
-  const std::vector<GemmShape> known = context.shapes();
+  const std::vector<GemmShape> known = context.shapes(false);
   const std::vector<GemmShape> order = spread_order(shapes, known);
 
   ReplayReport report;
@@ -113,6 +113,13 @@ ReplayReport replay_ranked(const std::vector<TunedShape>& tuned, const std::vect
     r.ranking = context.rank(shape, t.dtype, t.threads, t.layout);
     for (int i = 0; i < kConfigCount; ++i)
       if (t.seconds[std::size_t(i)] < t.seconds[std::size_t(r.best.index())]) r.best = Knobs::at(i);
+    // Configurations that run as the best's plan are as good as it.
+    r.best_rank =
+        int(std::find_if(r.ranking.order.begin(), r.ranking.order.end(),
+                         [&](Knobs c) {
+                           return t.seconds[std::size_t(c.index())] == t.seconds[std::size_t(r.best.index())];
+                         }) -
+            r.ranking.order.begin());
 
     // The ranked search, and what it leaves the later shapes to learn from.
     RunDraws draws(t, options);
@@ -137,7 +144,8 @@ ReplayReport replay_ranked(const std::vector<TunedShape>& tuned, const std::vect
       }
       return std::optional<std::vector<RaceRuns>>(std::move(out));
     };
-    r.race = race(r.ranking.shortlist(~std::uint64_t{0}, effective), timer, options.race);
+    r.race = race(r.ranking.shortlist(~std::uint64_t{0}, effective), timer, options.race, ~std::uint64_t{0},
+                  effective);
     r.regret = std::max(0.0, draws.stored(r.race.winner) / draws.stored(r.best) - 1);
     r.run_seconds = draws.run_seconds;
     for (int i = 0; i < kConfigCount; ++i)

@@ -258,7 +258,8 @@ bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prio
 ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior,
                         const std::atomic<bool>* stop,
                         const std::function<void(const TuneStep&)>& on_step) const {
-  if (options_.search == Search::ranked) return race(shape, configs.configs(), stop, on_step);
+  if (options_.search == Search::ranked)
+    return race(shape, configs.configs(), stop, on_step, nullptr, configs.bits());
   ColdOperands::check_fits(shape, options_.dtype);  // before planning what cannot run
   ShapeSearch search(options_, shape, prior);
   const bool prune = options_.prune_margin >= 0;
@@ -282,7 +283,7 @@ ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::s
 
 ShapeTuning Tuner::race(const GemmShape& shape, const std::vector<Knobs>& shortlist,
                         const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step,
-                        RaceResult* summary) const {
+                        RaceResult* summary, std::uint64_t allowed) const {
   ColdOperands::check_fits(shape, options_.dtype);
   ShapeSearch search(options_, shape, {});
   // Each timing is one pass of the exhaustive search's machinery: what it
@@ -305,7 +306,8 @@ ShapeTuning Tuner::race(const GemmShape& shape, const std::vector<Knobs>& shortl
     }
     return runs;
   };
-  const RaceResult result = sfc::race(shortlist, timer, options_.race);
+  const RaceResult result =
+      sfc::race(shortlist, timer, options_.race, allowed, [&](Knobs c) { return effective(shape, c); });
   search.out.interrupted = result.interrupted;
   if (summary) *summary = result;
   return std::move(search.out);

@@ -49,7 +49,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
   const bool ranked = options.tune.search == Search::ranked;
   RankingContext context(options.model, options.ranking);
   if (ranked) {
-    for (const TunedShape& p : options.prior) context.add(p.shape, seconds_of(p));
+    for (const TunedShape& p : options.prior) context.add(p.shape, seconds_of(p), true);
     // Ordered by shape: one neighbour per run of equal shapes.
     const std::vector<Measurement> stored =
         store.measurements({summary.platform_hash, dtype, platform.threads, options.tune.layout});
@@ -59,7 +59,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
     }
     std::vector<GemmShape> shapes;
     for (const Pending& p : pending) shapes.push_back(p.shape);
-    const std::vector<GemmShape> known = context.shapes();
+    const std::vector<GemmShape> known = context.shapes(false);
     shapes = spread_order(std::move(shapes), known);
     std::vector<Pending> ordered;
     for (const GemmShape& shape : shapes) {
@@ -105,7 +105,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       const std::vector<Knobs> shortlist =
           ranking.shortlist(options.configs.bits(), [&](Knobs c) { return tuner.effective(p.shape, c); });
       RaceResult race;
-      tuning = tuner.race(p.shape, shortlist, stop, on_step, &race);
+      tuning = tuner.race(p.shape, shortlist, stop, on_step, &race, options.configs.bits());
       summary.screened += race.screened;
       summary.fully_timed += race.fully_timed;
       summary.runs += race.runs;

@@ -44,6 +44,7 @@ struct ReplayedShape {
   ConfigRanking ranking;
   RaceResult race;
   Knobs best;              // the stored winner (fastest stored time)
+  int best_rank = 0;       // its position in ranking.order (0: ranked first)
   double regret = 0;       // of race.winner
   double run_seconds = 0;  // stored times summed over the runs drawn (warm-ups included)
   Knobs exhaustive_winner;

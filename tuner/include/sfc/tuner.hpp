@@ -131,11 +131,12 @@ class Tuner {
                    const std::function<void(const TuneStep&)>& on_step = {}) const;
 
   // The ranked search of `shape` over `shortlist` (ranked first), every
-  // timing recorded; `summary` (optional) receives what the race spent.
+  // timing recorded; `summary` (optional) receives what the race spent;
+  // the race's climb stays within `allowed` (bits by Knobs::index()).
   ShapeTuning race(const GemmShape& shape, const std::vector<Knobs>& shortlist,
                    const std::atomic<bool>* stop = nullptr,
-                   const std::function<void(const TuneStep&)>& on_step = {},
-                   RaceResult* summary = nullptr) const;
+                   const std::function<void(const TuneStep&)>& on_step = {}, RaceResult* summary = nullptr,
+                   std::uint64_t allowed = ~std::uint64_t{0}) const;
 
   // The configuration `c` runs as on `shape` (the engine clamps K_layers and
   // k_block_factor to the K blocks there are).
