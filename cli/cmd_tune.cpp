@@ -344,6 +344,10 @@ void add_tune_command(CLI::App& app) {
                   "With --search ranked: configurations screened when it is not")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd->add_option("--climb", a->race.climb,
+                  "With --search ranked: times the screen leader's grid neighbours are screened too")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   cmd->add_option(
          "--screen-drop", a->race.screen_drop,
          "With --search ranked: configurations screened beyond (1 + this) x the best screen drop out")
