@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "sfc/config_ranking.hpp"
@@ -234,7 +235,7 @@ TEST_CASE("race: the climb screens the screen leader's grid neighbours until non
         Knobs{2, 3});  // K_layers 1 and 2 only
 }
 
-TEST_CASE("race: plans shared by clamped configurations are screened once; a stop interrupts") {
+TEST_CASE("race: plans shared by clamped configurations are screened once, and a stop interrupts") {
   int calls = 0;
   const sfc::RaceTimer shared = [&](const std::vector<Knobs>& configs, bool) {
     ++calls;
@@ -287,7 +288,7 @@ std::vector<sfc::TunedShape> synthetic_table() {
 
 }  // namespace
 
-TEST_CASE("replay: seeded, the same answer twice; it spends less than the exhaustive replay") {
+TEST_CASE("replay: seeded, the same answer twice, and it spends less than the exhaustive replay") {
   const std::vector<sfc::TunedShape> table = synthetic_table();
   const sfc::AnalyticalModel model({.gamma_gflops_per_core = 100, .beta_gbytes_per_s = 50}, 1 << 20);
   const sfc::ReplayReport a = sfc::replay_ranked(table, {}, model, {});
@@ -402,4 +403,35 @@ TEST_CASE(
   for (const sfc::TunedShape& t : full.shapes)
     if (sfc::same_shape(t.shape, {96, 64, 128}))
       for (float x : t.seconds) CHECK(x > 0);
+}
+
+TEST_CASE(
+    "cli: evaluate --search ranked --replay prints the same replay twice, and refuses what it cannot "
+    "replay") {
+  const std::string table = std::string(SFC_SOURCE_DIR) + "/data/tables/07b60855a84d41f1-f32-t2-quick.table";
+  const auto first = sfc::test::run_cli("evaluate --search ranked --replay " + table + " --json");
+  const auto second = sfc::test::run_cli("evaluate --search ranked --replay " + table + " --json");
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.output == second.output);
+  CHECK(first.output.find("configurations screened") != std::string::npos);
+  CHECK(first.output.find("\"regret\"") != std::string::npos);
+  const auto other_seed =
+      sfc::test::run_cli("evaluate --search ranked --replay " + table + " --seed 5 --per-shape");
+  CHECK(other_seed.exit_code == 0);
+  CHECK(other_seed.output.find("regret") != std::string::npos);
+
+  const auto half = sfc::test::run_cli("evaluate --replay " + table);
+  CHECK(half.exit_code != 0);
+  CHECK(half.output.find("needs both --search ranked and --replay") != std::string::npos);
+  const auto none = sfc::test::run_cli("evaluate --search ranked --replay " + table + " --dtype bf16");
+  CHECK(none.exit_code != 0);
+  CHECK(none.output.find("no tuned bf16 shapes") != std::string::npos);
+  const auto mixed = sfc::test::run_cli("evaluate --search ranked --replay " + table + " --holdout 0.2");
+  CHECK(mixed.exit_code != 0);
+  const auto prune = sfc::test::run_cli("tune --search ranked --prune --grid 64");
+  CHECK(prune.exit_code != 0);
+  CHECK(prune.output.find("pick one") != std::string::npos);
+  const auto prior = sfc::test::run_cli("tune --prior " + table + " --grid 64");
+  CHECK(prior.exit_code != 0);
+  CHECK(prior.output.find("needs --search ranked") != std::string::npos);
 }
