@@ -16,6 +16,7 @@
 #include "sfc/calibration.hpp"
 #include "sfc/config_set.hpp"
 #include "sfc/error.hpp"
+#include "sfc/ranked_replay.hpp"
 #include "sfc/regret.hpp"
 #include "sfc/sfcconf_enums.hpp"
 #include "sfc/shape_grid.hpp"
@@ -133,6 +134,10 @@ struct EvaluateOptions {
   int threads = 0, warmup = 2, reps = 5;  // warm-up as tune's
   PredictorOptions predictor;
   bool json = false;
+  // --search ranked --replay DB: replay the ranked search instead.
+  std::string search = "exhaustive", replay, prior;
+  ReplayOptions replay_options;
+  bool no_model = false, per_shape = false;
 };
 
 std::vector<TunedShape> shapes_of(const std::vector<TuningTable>& tables, DType dtype, int threads,
@@ -374,6 +379,117 @@ void run_evaluate(const EvaluateOptions& o) {
   print_report(report, floor, policy, o);
 }
 
+// The shapes of (dtype, threads (0: any), layout) in `path`, and the first table's
+// calibration and L2 size (any platform: replay reads other machines' tables).
+struct ReplaySource {
+  std::vector<TunedShape> shapes;
+  std::optional<AnalyticalModel> model;
+};
+ReplaySource replay_source(const std::string& path, DType dtype, int threads, Layout layout) {
+  ReplaySource source;
+  for (const TuningTable& t : load_tuning_tables(path, PlatformChoice::parse("any"))) {
+    const std::size_t before = source.shapes.size();
+    for (const TunedShape& s : t.shapes)
+      if (s.dtype == dtype && s.layout == layout && (threads == 0 || s.threads == threads))
+        source.shapes.push_back(s);
+    if (source.shapes.size() == before) continue;
+    if (!source.model && t.calibration.gamma_gflops_per_core > 0)
+      source.model.emplace(t.calibration, t.platform.l2_bytes);
+  }
+  return source;
+}
+
+nlohmann::json knobs_json(Knobs k) { return {k.k_layers, k.k_block_factor}; }
+
+// evaluate --search ranked --replay DB (sfc/ranked_replay.hpp).
+void run_replay(const EvaluateOptions& o) {
+  std::FILE* const out = human_output(o.json);
+  const DType dtype = parse_dtype(o.dtype);
+  const Layout layout = parse_layout(o.layout);
+  ReplaySource source = replay_source(o.replay, dtype, 0, layout);
+  // The thread count: --threads, else the one the replayed shapes have.
+  int threads = o.threads;
+  if (threads == 0 && !source.shapes.empty()) threads = source.shapes.front().threads;
+  std::erase_if(source.shapes, [&](const TunedShape& s) { return s.threads != threads; });
+  if (source.shapes.empty())
+    throw Error("no tuned " + o.dtype + " shapes" +
+                (threads ? " on " + std::to_string(threads) + " threads" : "") + " (" + o.layout +
+                " layout) in " + o.replay);
+  std::vector<TunedShape> prior;
+  if (!o.prior.empty()) prior = replay_source(o.prior, dtype, threads, layout).shapes;
+  ReplayOptions options = o.replay_options;
+  options.seed = o.seed;
+  options.use_model = !o.no_model;
+  const ReplayReport r = replay_ranked(source.shapes, prior, source.model, options);
+
+  const auto& g = r.regret;
+  const auto& e = r.exhaustive_regret;
+  if (o.per_shape)
+    for (const ReplayedShape& s : r.shapes)
+      std::fprintf(out,
+                   "%-18s confidence %.2f shortlist %2zu screened %2d timed fully %d rounds %d runs %3lld "
+                   "winner %d,%d best %d,%d regret %.2f%%\n",
+                   to_string(s.shape).c_str(), s.ranking.confidence, s.ranking.shortlist().size(),
+                   s.race.screened, s.race.fully_timed, s.race.rounds, s.race.runs, s.race.winner.k_layers,
+                   s.race.winner.k_block_factor, s.best.k_layers, s.best.k_block_factor, 100 * s.regret);
+  std::fprintf(
+      out,
+      "replay of the ranked search on %zu %s shapes (%d threads, %s layout) of %s%s%s, seed %llu, "
+      "run noise %.3f, outliers %.3f\n",
+      r.shapes.size(), o.dtype.c_str(), threads, o.layout.c_str(), o.replay.c_str(),
+      prior.empty() ? "" : (", prior " + o.prior + " (" + std::to_string(prior.size()) + " shapes)").c_str(),
+      source.model && !o.no_model ? ", model" : ", no model", static_cast<unsigned long long>(o.seed),
+      options.noise, options.outlier_rate);
+  std::fprintf(out,
+               "  per shape: %.1f configurations screened, %.1f timed fully, %.1f runs (exhaustive: %.1f)\n",
+               r.mean_screened, r.mean_fully_timed, double(r.runs) / double(r.shapes.size()),
+               double(r.exhaustive_runs) / double(r.shapes.size()));
+  std::fprintf(out, "  run-seconds drawn: ranked %.3f, exhaustive %.3f (%.1fx less)\n", r.run_seconds,
+               r.exhaustive_run_seconds, r.exhaustive_run_seconds / std::max(r.run_seconds, 1e-300));
+  std::fprintf(out, "  regret      ranked: mean %.2f%% median %.2f%% p95 %.2f%% max %.2f%%\n", 100 * g.mean,
+               100 * g.median, 100 * g.p95, 100 * g.max);
+  std::fprintf(out,
+               "  regret  exhaustive: mean %.2f%% median %.2f%% p95 %.2f%% max %.2f%% (a second run on the "
+               "same draws)\n",
+               100 * e.mean, 100 * e.median, 100 * e.p95, 100 * e.max);
+  if (!o.json) return;
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const ReplayedShape& s : r.shapes)
+    shapes.push_back({{"shape", to_string(s.shape)},
+                      {"confidence", s.ranking.confidence},
+                      {"shortlist", s.ranking.shortlist().size()},
+                      {"screened", s.race.screened},
+                      {"fully_timed", s.race.fully_timed},
+                      {"rounds", s.race.rounds},
+                      {"runs", s.race.runs},
+                      {"winner", knobs_json(s.race.winner)},
+                      {"best", knobs_json(s.best)},
+                      {"best_rank", s.best_rank},
+                      {"regret", s.regret},
+                      {"exhaustive_winner", knobs_json(s.exhaustive_winner)},
+                      {"exhaustive_regret", s.exhaustive_regret}});
+  print_json({{"command", "evaluate"},
+              {"search", "ranked"},
+              {"replay", o.replay},
+              {"prior", o.prior},
+              {"dtype", o.dtype},
+              {"threads", threads},
+              {"layout", o.layout},
+              {"seed", o.seed},
+              {"noise", options.noise},
+              {"outlier_rate", options.outlier_rate},
+              {"model", source.model.has_value() && !o.no_model},
+              {"mean_screened", r.mean_screened},
+              {"mean_fully_timed", r.mean_fully_timed},
+              {"runs", r.runs},
+              {"exhaustive_runs", r.exhaustive_runs},
+              {"run_seconds", r.run_seconds},
+              {"exhaustive_run_seconds", r.exhaustive_run_seconds},
+              {"regret", summary_json(r.regret)},
+              {"exhaustive_regret", summary_json(r.exhaustive_regret)},
+              {"shapes", shapes}});
+}
+
 }  // namespace
 
 void add_predict_commands(CLI::App& app) {
@@ -469,7 +585,65 @@ void add_predict_commands(CLI::App& app) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   ev->add_flag("--json", e->json, "stdout is one JSON object (the readable lines go to stderr)");
-  ev->callback([e, test_db, test_shapes, holdout, train_max] {
+  ev->add_option("--search", e->search,
+                 "ranked (with --replay): replay the ranked search of `tune --search ranked` instead of "
+                 "scoring the predictors")
+      ->check(CLI::IsMember({"exhaustive", "ranked"}))
+      ->capture_default_str();
+  auto* replay = ev->add_option("--replay", e->replay,
+                                "Exhaustively tuned database or table to replay the ranked search on: every "
+                                "timing is a seeded draw from its stored times, nothing is timed");
+  ev->add_option("--prior", e->prior,
+                 "With --replay: a database or table (another machine's) to rank with too")
+      ->needs(replay);
+  ev->add_option("--replay-noise", e->replay_options.noise,
+                 "With --replay: mean relative excess of a drawn run over the stored fastest")
+      ->check(real_range(0.0, 10.0))
+      ->capture_default_str();
+  ev->add_option("--replay-outliers", e->replay_options.outlier_rate,
+                 "With --replay: share of drawn runs that are slow outliers (20% to 100% over)")
+      ->check(real_range(0.0, 1.0))
+      ->capture_default_str();
+  ev->add_option("--min-shortlist", e->replay_options.ranking.min_shortlist,
+                 "With --replay: configurations ranked first that are screened at full confidence")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  ev->add_option("--max-shortlist", e->replay_options.ranking.max_shortlist, "With --replay: ... and at none")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  ev->add_option("--climb", e->replay_options.race.climb,
+                 "With --replay: times the screen leader's grid neighbours are screened too")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  ev->add_option("--screen-drop", e->replay_options.race.screen_drop,
+                 "With --replay: configurations screened beyond (1 + this) x the best screen are dropped")
+      ->check(real_range(0.0, 100.0))
+      ->capture_default_str();
+  ev->add_option("--round-reps", e->replay_options.race.round_reps, "With --replay: runs per race round")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  ev->add_option("--max-rounds", e->replay_options.race.max_rounds, "With --replay: race rounds at most")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  ev->add_option("--noise-multiple", e->replay_options.race.noise_multiple,
+                 "With --replay: the leader wins once ahead by this many units of the measured noise")
+      ->check(real_range(0.0, 100.0))
+      ->capture_default_str();
+  ev->add_option("--min-gap", e->replay_options.race.min_gap,
+                 "With --replay: ... and by at least this fraction")
+      ->check(real_range(0.0, 10.0))
+      ->capture_default_str();
+  ev->add_flag("--no-model", e->no_model, "With --replay: rank without the analytical model");
+  ev->add_flag("--per-shape", e->per_shape, "With --replay: a line per shape too");
+  ev->callback([e, test_db, test_shapes, holdout, train_max, replay] {
+    if (e->search == "ranked" || *replay) {
+      if (e->search != "ranked" || !*replay)
+        throw Error("replaying the ranked search needs both --search ranked and --replay DB");
+      if (*test_db || *test_shapes || *holdout || *train_max)
+        throw Error(
+            "--replay replays a whole database: no --test-db, --test-shapes, --holdout or --train-max");
+      return run_replay(*e);
+    }
     if (!*test_db && !*test_shapes && !*holdout && !*train_max)
       throw Error("evaluate needs its test shapes: --test-db, --test-shapes, --holdout or --train-max");
     run_evaluate(*e);

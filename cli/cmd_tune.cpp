@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "sfc/calibration.hpp"
 #include "sfc/error.hpp"
 #include "sfc/measure.hpp"
 #include "sfc/platform.hpp"
@@ -95,6 +96,9 @@ struct TuneArgs {
   double prune_margin = 0.25, budget = 0, confirm_margin = 0.10;
   bool prune = false, force = false, quiet = false, json = false;
   bool dtype_given = false, layout_given = false;  // with --from-record: filters, not defaults
+  std::string search = "exhaustive", prior;
+  RaceOptions race;
+  RankingOptions ranking;
 };
 
 SessionOptions session_options(const TuneArgs& a, DType dtype, Layout layout) {
@@ -110,6 +114,41 @@ SessionOptions session_options(const TuneArgs& a, DType dtype, Layout layout) {
           .configs = ConfigSet::parse(a.k_layers, a.k_block_factors),
           .force = a.force,
           .progress = a.quiet ? ProgressStyle::quiet : ProgressStyle::automatic};
+}
+
+// A ranked search's setup: the search, its thresholds, the model from the
+// database's calibration of this platform (measured now, and stored, when it
+// has none) and the --prior table's shapes of this selection.
+void prepare_ranked(SessionOptions& options, const TuneArgs& a, TuningStore& store, const Platform& platform,
+                    std::FILE* out) {
+  options.tune.search = parse_search(a.search);
+  if (options.tune.search != Search::ranked) return;
+  options.tune.race = a.race;
+  options.ranking = a.ranking;
+  store.upsert_platform(platform);
+  Calibration calibration = store.calibration(platform.hash());
+  if (calibration.gamma_gflops_per_core <= 0 || calibration.beta_gbytes_per_s <= 0) {
+    std::fprintf(out,
+                 "%s has no calibration of this platform (%d threads): calibrating first, a few seconds\n",
+                 a.db.c_str(), platform.threads);
+    calibration = calibrate(platform.threads);
+    store.save_calibration(platform.hash(), calibration);
+  }
+  options.model.emplace(calibration, platform.l2_bytes);
+  options.prior.clear();
+  if (a.prior.empty()) return;
+  for (const TuningTable& t : load_tuning_tables(a.prior, PlatformChoice::parse("any")))
+    for (const TunedShape& s : t.shapes)
+      if (s.dtype == options.tune.dtype && s.threads == platform.threads && s.layout == options.tune.layout)
+        options.prior.push_back(s);
+}
+
+// The ranked search's spending, one line per run (nothing for an exhaustive one).
+void print_ranked(std::FILE* out, const TuneArgs& a, const SessionSummary& s) {
+  if (a.search != "ranked" || s.tuned == 0) return;
+  const double shapes = double(s.tuned);
+  std::fprintf(out, "ranked search: per shape %.1f configurations screened, %.1f timed fully, %.1f runs\n",
+               double(s.screened) / shapes, double(s.fully_timed) / shapes, double(s.runs) / shapes);
 }
 
 // The calibration the record's ranking uses: the database's own, when it has
@@ -162,7 +201,9 @@ void run_tune_from_record(const TuneArgs& a) {
       SessionOptions options = session_options(a, first.dtype, first.layout);
       const Platform platform = detect_platform(first.threads);
       options.tune.threads = platform.threads;
+      prepare_ranked(options, a, store, platform, out);
       const SessionSummary summary = tune_grid(store, platform, ShapeGrid(run), options, stop_requested());
+      print_ranked(out, a, summary);
       std::fprintf(out, "%s, %d threads, %s layout: %zu of %zu shapes tuned now, %zu were already done\n",
                    std::string(to_string(first.dtype)).c_str(), platform.threads,
                    std::string(to_string(first.layout)).c_str(), summary.tuned, summary.shapes,
@@ -248,6 +289,7 @@ void run_tune(const TuneArgs& a) {
     // stops the run before its first shape, like any other.
     const StopOnSignals stop_on_signals(kStopMessage);
     TuningStore store(a.db, TuningStore::Mode::create);
+    prepare_ranked(options, a, store, platform, out);
     summary = tune_grid(store, platform, grid, options, stop_requested());
   }
 
@@ -260,11 +302,16 @@ void run_tune(const TuneArgs& a) {
                a.layout.c_str(), a.shard.empty() ? "" : (", shard " + shard.to_string()).c_str());
   const TimingCosts costs = timing_costs() - costs_before;
   print_timing_costs(out, costs, summary.tuned);
+  print_ranked(out, a, summary);
   warn_if_noisy(summary);
   warn_if_interrupted(summary.interrupted);
   if (a.json)
     print_json({{"command", "tune"},
                 {"db", a.db},
+                {"search", a.search},
+                {"screened", summary.screened},
+                {"fully_timed", summary.fully_timed},
+                {"runs", summary.runs},
                 {"platform", summary.platform_hash},
                 {"dtype", a.dtype},
                 {"threads", platform.threads},
@@ -336,12 +383,56 @@ void add_tune_command(CLI::App& app) {
       ->check(real_range(0.0, 100.0))
       ->capture_default_str()
       ->needs(prune);
+  cmd->add_option("--search", a->search,
+                  "exhaustive: time every configuration; ranked: rank them (model, tuned neighbours, "
+                  "--prior), time a short list and race it (docs/tuning.md)")
+      ->check(CLI::IsMember({"exhaustive", "ranked"}))
+      ->capture_default_str();
+  cmd->add_option("--prior", a->prior,
+                  "With --search ranked: a database or table (any machine's) whose tuned shapes rank too");
+  cmd->add_option("--min-shortlist", a->ranking.min_shortlist,
+                  "With --search ranked: configurations screened when the ranking is sure")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--max-shortlist", a->ranking.max_shortlist,
+                  "With --search ranked: configurations screened when it is not")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--climb", a->race.climb,
+                  "With --search ranked: times the screen leader's grid neighbours are screened too")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd->add_option(
+         "--screen-drop", a->race.screen_drop,
+         "With --search ranked: configurations screened beyond (1 + this) x the best screen drop out")
+      ->check(real_range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--round-reps", a->race.round_reps, "With --search ranked: timed runs per race round")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--max-rounds", a->race.max_rounds, "With --search ranked: race rounds at most")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--noise-multiple", a->race.noise_multiple,
+                  "With --search ranked: the leader wins once ahead by this many units of the shape's "
+                  "measured noise")
+      ->check(real_range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--min-gap", a->race.min_gap, "With --search ranked: ... and by at least this fraction")
+      ->check(real_range(0.0, 10.0))
+      ->capture_default_str();
   cmd->add_flag("--force", a->force, "Measure shapes again even if the database already has them");
   cmd->add_option("--shard", a->shard,
                   "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");
   cmd->add_flag("--quiet", a->quiet, "No progress output");
   cmd->add_flag("--json", a->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   cmd->callback([a, cmd] {
+    if (a->search != "ranked" && !a->prior.empty())
+      throw Error("--prior ranks shapes: it needs --search ranked");
+    if (a->search == "ranked" && a->prune)
+      throw Error("--prune and --search ranked are two searches: pick one");
+    if (a->ranking.min_shortlist > a->ranking.max_shortlist)
+      throw Error("--min-shortlist must not exceed --max-shortlist");
     a->dtype_given = cmd->count("--dtype") > 0;
     a->layout_given = cmd->count("--layout") > 0;
     run_tune(*a);

@@ -258,13 +258,18 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
     const int most = one_round ? 1 : most_rounds(g, layers);
     // Rounds kept shallow where extra ones re-read no C (see kRoundSlabL2Fraction).
     const bool capped = layout == Layout::blocked && c.c_patch_bytes <= double(l2_bytes_);
-    for (int f = 1; f <= most; ++f) {
+    const int clamped_rounds = most_rounds(g, layers);
+    for (int f = 1; f <= clamped_rounds; ++f) {
       c.rounds = f;
       const double depth = double((layer_blocks + f - 1) / f) * g.blocks.bk;
-      if (capped && f < most && c.slab_elements * depth * in > round_slab_fraction_ * double(l2_bytes_))
-        continue;
       const double seconds = config_seconds(c, depth, l2_fraction_ * double(l2_bytes_), double(l2_bytes_),
                                             reread_rate_, stall, shared_slab_room_);
+      const bool skipped =
+          f > most ||
+          (capped && f < most && c.slab_elements * depth * in > round_slab_fraction_ * double(l2_bytes_));
+      p.config_seconds[Knobs{layers, f}.index()] =
+          seconds * (skipped ? 1 + kSkippedRoundsPenalty * (f - 1) : 1.0);
+      if (skipped) continue;
       p.seconds[layers - 1] = std::min(p.seconds[layers - 1], seconds);
       // Fewer layers, then fewer rounds, unless clearly faster.
       if (seconds < best * (1 - 1e-9)) {
@@ -272,6 +277,13 @@ ModelPrediction AnalyticalModel::predict(const GemmShape& shape, DType dtype, in
         p.knobs = {layers, f};
       }
     }
+  }
+  // What the engine clamps runs as the configuration it clamps to.
+  for (int i = 0; i < kConfigCount; ++i) {
+    const Knobs k = Knobs::at(i);
+    const int layers = std::min(k.k_layers, usable_layers(g));
+    const int rounds = std::min(k.k_block_factor, most_rounds(g, layers));
+    p.config_seconds[i] = p.config_seconds[Knobs{layers, rounds}.index()];
   }
   return p;
 }

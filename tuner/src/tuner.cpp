@@ -8,6 +8,7 @@
 
 #include "sfc/error.hpp"
 #include "sfc/measure.hpp"
+#include "sfc/threads.hpp"
 
 namespace sfc {
 namespace {
@@ -21,8 +22,7 @@ namespace {
 // a machine's slow spells can cover two runs one round apart
 // (docs/experiments/2026-12-02-screen-retune-zen5.md; figures:
 // docs/experiments/2026-12-07-figures-from-code-comments.md#screening-runs).
-constexpr int kScreenWarmup = 1, kScreenMinReps = 2, kScreenReps = 5;
-constexpr double kScreenSeconds = 0.02;
+// (The constants are in sfc/tuner.hpp, for the replay of a ranked search.)
 
 // What the stored and new measurements say about each configuration.
 struct Knowledge {
@@ -229,6 +229,14 @@ class ShapeSearch {
 
 }  // namespace
 
+std::string_view to_string(Search search) { return search == Search::ranked ? "ranked" : "exhaustive"; }
+
+Search parse_search(std::string_view text) {
+  if (text == "exhaustive") return Search::exhaustive;
+  if (text == "ranked") return Search::ranked;
+  throw Error("unknown search '" + std::string(text) + "' (exhaustive or ranked)");
+}
+
 Tuner::Tuner(const TuneOptions& options) : options_(options) {
   if (options.threads < 0)
     throw Error("threads must be >= 0 (0: all), got " + std::to_string(options.threads));
@@ -236,10 +244,12 @@ Tuner::Tuner(const TuneOptions& options) : options_(options) {
   if (options.reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(options.reps));
   if (std::isnan(options.prune_margin)) throw Error("the pruning margin must be a number");
   if (!(options.budget_seconds >= 0)) throw Error("the time budget must be >= 0 seconds (0: no budget)");
+  if (options.search == Search::ranked) check(options.race);
 }
 
 bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prior) const {
   const Knowledge known(prior);
+  if (options_.search == Search::ranked) return (configs.bits() & known.full) == 0;
   if (options_.prune_margin < 0) return (configs.bits() & ~known.full) != 0;
   if ((configs.bits() & ~known.any) != 0) return true;  // something is still to be screened
   return (known.survivors(configs, options_.prune_margin) & ~known.full) != 0;
@@ -248,6 +258,8 @@ bool Tuner::has_work(const ConfigSet& configs, std::span<const Measurement> prio
 ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior,
                         const std::atomic<bool>* stop,
                         const std::function<void(const TuneStep&)>& on_step) const {
+  if (options_.search == Search::ranked)
+    return race(shape, configs.configs(), stop, on_step, nullptr, configs.bits());
   ColdOperands::check_fits(shape, options_.dtype);  // before planning what cannot run
   ShapeSearch search(options_, shape, prior);
   const bool prune = options_.prune_margin >= 0;
@@ -267,6 +279,53 @@ ShapeTuning Tuner::tune(const GemmShape& shape, const ConfigSet& configs, std::s
       search.out.interrupted = !search.pass(leaders, options_.warmup, options_.reps, false, stop, on_step);
   }
   return std::move(search.out);
+}
+
+ShapeTuning Tuner::race(const GemmShape& shape, const std::vector<Knobs>& shortlist,
+                        const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step,
+                        RaceResult* summary, std::uint64_t allowed) const {
+  ColdOperands::check_fits(shape, options_.dtype);
+  ShapeSearch search(options_, shape, {});
+  // Each timing is one pass of the exhaustive search's machinery: what it
+  // records is what the race reads back.
+  const RaceTimer timer = [&](const std::vector<Knobs>& configs,
+                              bool screening) -> std::optional<std::vector<RaceRuns>> {
+    const std::size_t first = search.out.measurements.size();
+    const bool done =
+        screening ? search.pass(configs, kScreenWarmup, kScreenReps, true, stop, on_step)
+                  : search.pass(configs, options_.warmup, options_.race.round_reps, false, stop, on_step);
+    if (!done) return std::nullopt;
+    std::vector<RaceRuns> runs;
+    for (std::size_t i = first; i < search.out.measurements.size(); ++i) {
+      const Measurement& m = search.out.measurements[i];
+      runs.push_back({.effective = {m.effective_k_layers, m.effective_k_block_factor},
+                      .reps = m.reps,
+                      .min_s = m.min_s,
+                      .mean_s = m.mean_s,
+                      .stddev_s = m.stddev_s});
+    }
+    return runs;
+  };
+  const RaceResult result =
+      sfc::race(shortlist, timer, options_.race, allowed, [&](Knobs c) { return effective(shape, c); });
+  search.out.interrupted = result.interrupted;
+  if (summary) *summary = result;
+  return std::move(search.out);
+}
+
+Knobs effective_config(const GemmShape& shape, DType dtype, int threads, Layout layout, Knobs c) {
+  // The plan's clamps (core/src/plan.cpp): layers up to the K blocks, rounds
+  // up to a layer's share of them.
+  const int used = threads > 0 ? usable_threads(threads) : default_threads();
+  const GemmShape loop = loop_shape(shape, layout);
+  const std::int64_t bk = choose_blocks(loop, dtype, used, layout).bk;
+  const std::int64_t kb = (loop.k + bk - 1) / bk;
+  const int layers = int(std::min<std::int64_t>(c.k_layers, kb));
+  return {layers, int(std::min<std::int64_t>(c.k_block_factor, kb / layers))};
+}
+
+Knobs Tuner::effective(const GemmShape& shape, Knobs c) const {
+  return effective_config(shape, options_.dtype, options_.threads, options_.layout, c);
 }
 
 }  // namespace sfc

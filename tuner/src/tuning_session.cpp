@@ -1,5 +1,6 @@
 #include "sfc/tuning_session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -46,6 +47,33 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
       ++summary.already_done;
   }
 
+  // A ranked search learns from every tuned shape it knows, and tunes the
+  // pending shapes spread over their range first.
+  const bool ranked = options.tune.search == Search::ranked;
+  RankingContext context(options.model, options.ranking);
+  if (ranked) {
+    for (const TunedShape& p : options.prior) context.add(p.shape, seconds_of(p), true);
+    // Ordered by shape: one neighbour per run of equal shapes.
+    const std::vector<Measurement> stored =
+        store.measurements({summary.platform_hash, dtype, platform.threads, options.tune.layout});
+    for (std::size_t begin = 0, end = 0; begin < stored.size(); begin = end) {
+      while (end < stored.size() && same_shape(stored[end].shape, stored[begin].shape)) ++end;
+      context.add(stored[begin].shape, std::span(stored).subspan(begin, end - begin));
+    }
+    std::vector<GemmShape> shapes;
+    for (const Pending& p : pending) shapes.push_back(p.shape);
+    const std::vector<GemmShape> known = context.shapes(false);
+    shapes = spread_order(std::move(shapes), known);
+    std::vector<Pending> ordered;
+    for (const GemmShape& shape : shapes) {
+      const auto it = std::find_if(pending.begin(), pending.end(),
+                                   [&](const Pending& p) { return same_shape(p.shape, shape); });
+      ordered.push_back(std::move(*it));
+      pending.erase(it);
+    }
+    pending = std::move(ordered);
+  }
+
   std::vector<GemmShape> pending_shapes;
   for (const Pending& p : pending) pending_shapes.push_back(p.shape);
   TuningProgress progress(options.progress, grid.size(), summary.already_done, pending_shapes);
@@ -74,8 +102,25 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
     }
     progress.start_shape(p.shape);
     const std::optional<double> load_before = read_load_average();
-    const ShapeTuning tuning =
-        tuner.tune(p.shape, options.configs, prior, stop, [&](const TuneStep& step) { progress.step(step); });
+    const auto on_step = [&](const TuneStep& step) { progress.step(step); };
+    // Exhaustive: every configuration `known` lacks; ranked: a race over the
+    // shortlist, whose runs teach the later shapes' rankings.
+    const auto time_shape = [&](std::span<const Measurement> known) {
+      if (!ranked) return tuner.tune(p.shape, options.configs, known, stop, on_step);
+      const ConfigRanking ranking = context.rank(p.shape, dtype, platform.threads, options.tune.layout);
+      const std::vector<Knobs> shortlist =
+          ranking.shortlist(options.configs.bits(), [&](Knobs c) { return tuner.effective(p.shape, c); });
+      RaceResult race;
+      ShapeTuning raced = tuner.race(p.shape, shortlist, stop, on_step, &race, options.configs.bits());
+      summary.screened += race.screened;
+      summary.fully_timed += race.fully_timed;
+      summary.runs += race.runs;
+      std::vector<Measurement> learned(prior.begin(), prior.end());
+      learned.insert(learned.end(), raced.measurements.begin(), raced.measurements.end());
+      context.add(p.shape, learned);  // the later shapes learn from this one
+      return raced;
+    };
+    const ShapeTuning tuning = time_shape(prior);
     // One transaction per shape: a kill before this line loses only this shape.
     summary.measurements += store.record(summary.platform_hash, tuning.measurements);
     if (tuning.interrupted) {
@@ -86,7 +131,7 @@ SessionSummary tune_grid(TuningStore& store, const Platform& platform, const Sha
     if (noise.noisy) {  // timed once more (sfc/noise_guard.hpp)
       ++summary.retimed;
       const std::optional<double> again_before = read_load_average();
-      const ShapeTuning again = tuner.tune(p.shape, options.configs, {}, stop);
+      const ShapeTuning again = time_shape({});
       summary.measurements += store.record(summary.platform_hash, again.measurements);
       if (again.interrupted) {
         summary.interrupted = true;

@@ -95,7 +95,18 @@ struct ModelPrediction {
   // (the engine would clamp them).
   std::array<double, kMaxKLayers> seconds{};
   Knobs knobs;  // the fastest configuration
+  // Predicted seconds of every configuration, by Knobs::index(), for ranking
+  // them (sfc/config_ranking.hpp): a configuration the engine would clamp
+  // takes the time of the one it runs as, and rounds that knobs skips (the
+  // round-depth cap, one round where rounds copy or the shape is thin) are
+  // priced anyway, times kSkippedRoundsPenalty per extra round.
+  std::array<double, kConfigCount> config_seconds{};
 };
+
+// What ModelPrediction::config_seconds adds per extra round where the model
+// would not choose rounds at all: it ranks them below one round without
+// claiming a time for them.
+inline constexpr double kSkippedRoundsPenalty = 0.05;
 
 class AnalyticalModel {
  public:

@@ -23,19 +23,43 @@
 // then times fully only those whose screening time (the fastest run) is
 // within (1 + prune_margin) of the best screening time; the others keep their
 // screening measurement (marked as such) and cannot win.
+//
+// Ranked search (TuneOptions::search = ranked) times only a short list,
+// ranked beforehand (sfc/config_ranking.hpp), and races it (sfc/racing.hpp):
+// a screen of each (flagged, as pruning's), then full rounds of
+// race.round_reps runs for the survivors until the leader is ahead beyond the
+// shape's measured noise. Each round is recorded as a full measurement of its
+// own (a configuration's time is the fastest of them), so a ranked database
+// exports, merges and can be tuned exhaustively later like any other.
 #pragma once
 #include <atomic>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "sfc/config_set.hpp"
 #include "sfc/gemm.hpp"
+#include "sfc/racing.hpp"
 #include "sfc/records.hpp"
 #include "sfc/shape_grid.hpp"
 #include "sfc/tuning_table.hpp"
 
 namespace sfc {
+
+enum class Search { exhaustive, ranked };
+std::string_view to_string(Search search);   // "exhaustive", "ranked"
+Search parse_search(std::string_view text);  // throws sfc::Error naming the choices
+
+// The screen of pruning and of a ranked search: kScreenWarmup untimed runs,
+// then kScreenMinReps timed ones, more (up to kScreenReps) while they took
+// less than kScreenSeconds (tuner.cpp says why).
+inline constexpr int kScreenWarmup = 1, kScreenMinReps = 2, kScreenReps = 5;
+inline constexpr double kScreenSeconds = 0.02;
+
+// The configuration `c` runs as on `shape` (the engine clamps K_layers and
+// k_block_factor to the K blocks there are), without planning it.
+Knobs effective_config(const GemmShape& shape, DType dtype, int threads, Layout layout, Knobs c);
 
 struct TuneOptions {
   DType dtype = DType::f32;
@@ -64,6 +88,10 @@ struct TuneOptions {
   // noise; this spends a few more runs where the choice is made. 0: off.
   int confirm = 0;
   double confirm_margin = 0.10;
+  // ranked: race a short list (race(); tune() races the whole ConfigSet).
+  // The exhaustive search ignores `race`.
+  Search search = Search::exhaustive;
+  RaceOptions race{};
 };
 
 // Reported after each configuration tune() handles.
@@ -90,7 +118,8 @@ class Tuner {
   const TuneOptions& options() const { return options_; }
 
   // Whether tune() would time anything, given `prior`: the stored
-  // measurements of the shape with this dtype and thread count.
+  // measurements of the shape with this dtype and thread count. A ranked
+  // search is done once any configuration of `configs` is fully measured.
   bool has_work(const ConfigSet& configs, std::span<const Measurement> prior) const;
 
   // Times what `prior` does not hold yet: without pruning, every configuration
@@ -100,6 +129,18 @@ class Tuner {
   ShapeTuning tune(const GemmShape& shape, const ConfigSet& configs, std::span<const Measurement> prior = {},
                    const std::atomic<bool>* stop = nullptr,
                    const std::function<void(const TuneStep&)>& on_step = {}) const;
+
+  // The ranked search of `shape` over `shortlist` (ranked first), every
+  // timing recorded; `summary` (optional) receives what the race spent;
+  // the race's climb stays within `allowed` (bits by Knobs::index()).
+  ShapeTuning race(const GemmShape& shape, const std::vector<Knobs>& shortlist,
+                   const std::atomic<bool>* stop = nullptr,
+                   const std::function<void(const TuneStep&)>& on_step = {}, RaceResult* summary = nullptr,
+                   std::uint64_t allowed = ~std::uint64_t{0}) const;
+
+  // The configuration `c` runs as on `shape` (the engine clamps K_layers and
+  // k_block_factor to the K blocks there are).
+  Knobs effective(const GemmShape& shape, Knobs c) const;
 
  private:
   TuneOptions options_;

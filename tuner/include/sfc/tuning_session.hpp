@@ -13,11 +13,13 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sfc/config_set.hpp"
 #include "sfc/platform.hpp"
+#include "sfc/ranked_search.hpp"
 #include "sfc/shape_grid.hpp"
 #include "sfc/tuner.hpp"
 #include "sfc/tuning_store.hpp"
@@ -34,6 +36,13 @@ struct SessionOptions {
   ConfigSet configs = ConfigSet::all();
   bool force = false;
   ProgressStyle progress = ProgressStyle::automatic;
+  // A ranked search (tune.search == ranked) tunes the pending shapes in
+  // spread_order() and ranks each with `model` (calibrated, or none), the
+  // shapes of this selection the store holds, those of `prior` (same dtype,
+  // threads and layout) and the shapes tuned before it in this run.
+  std::optional<AnalyticalModel> model{};
+  std::vector<TunedShape> prior{};
+  RankingOptions ranking{};
 };
 
 struct SessionSummary {
@@ -43,6 +52,8 @@ struct SessionSummary {
   std::size_t tuned = 0;            // completed by this run
   std::size_t tuned_elsewhere = 0;  // completed meanwhile by another tuner sharing the database
   std::int64_t measurements = 0;    // rows this run added
+  // A ranked search's spending over the shapes it tuned (sfc/racing.hpp).
+  std::int64_t screened = 0, fully_timed = 0, runs = 0;
   bool interrupted = false;
   double seconds = 0;
   // The noise guard's notes (sfc/noise_guard.hpp): the shapes timed again
