@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "sfc/error.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
+#include "sfc/settings.hpp"
 #include "sfc/store_exchange.hpp"
 #include "sfc/tuning_source.hpp"
 #include "sfc/tuning_store.hpp"
@@ -252,6 +254,24 @@ void run_info(const InfoArgs& a) {
   }
 }
 
+// `db tables`: what sfc::gemm would read -- SFC_TUNING, else the installed
+// tables -- or the folder named, listed as `db info` lists a folder.
+void run_tables(InfoArgs a, bool named) {
+  if (!named) {
+    const char* tuning = sfc::setting_value("SFC_TUNING");
+    if (tuning && *tuning) {
+      a.db = tuning;
+    } else if (const std::optional<std::string> installed = installed_tuning_folder()) {
+      a.db = *installed;
+    } else {
+      throw Error(
+          "db tables: SFC_TUNING is unset and no tables are installed beside this program "
+          "(<prefix>/share/sfc-tune/tables); name a folder with --db, e.g. data/tables in a checkout");
+    }
+  }
+  run_info(a);
+}
+
 }  // namespace
 
 void add_store_commands(CLI::App& app) {
@@ -301,6 +321,15 @@ void add_store_commands(CLI::App& app) {
       ->capture_default_str();
   info->add_flag("--json", n->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   info->callback([n] { run_info(*n); });
+  auto t = std::make_shared<InfoArgs>();
+  CLI::App* tables = db->add_subcommand(
+      "tables",
+      "List the tables sfc::gemm reads (SFC_TUNING, else <prefix>/share/sfc-tune/tables) or a named folder, "
+      "each with its match on this machine and the dtype and threads it would serve");
+  CLI::Option* tables_db = tables->add_option(
+      "--db", t->db, "A folder of tables, a table or a database (default: as sfc::gemm finds them)");
+  tables->add_flag("--json", t->json, "stdout is one JSON summary object (the readable lines go to stderr)");
+  tables->callback([t, tables_db] { run_tables(*t, tables_db->count() > 0); });
 }
 
 }  // namespace sfc::cli

@@ -18,7 +18,7 @@ render() {
   echo '```text'
   "$binary" --help | sed 's/[[:space:]]*$//'
   echo '```'
-  for command in gemm tune export import merge "db info" query calibrate evaluate bench; do
+  for command in gemm tune export import merge "db info" "db tables" query calibrate evaluate bench; do
     echo
     echo "## sfc-tune $command"
     echo

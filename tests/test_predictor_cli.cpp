@@ -435,6 +435,14 @@ TEST_CASE("cli query and db info: a folder of tables serves this machine's and l
     CHECK(t["chosen_for"].size() == (is_here ? 1u : 0u));
   }
 
+  // db tables lists what SFC_TUNING names; unset, in a build tree (no installed tables) it says so.
+  r = run_cli("db tables --json", "SFC_TUNING=" + folder);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tables"].size() == 2);
+  r = run_cli("db tables", "env -u SFC_TUNING");
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.output.find("SFC_TUNING is unset") != std::string::npos, r.output);
+
   std::filesystem::remove(dir.file(here));
   r = run_cli("query 1024 1024 1024 --threads 2 --db " + folder);
   CHECK(r.exit_code == 2);
