@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "sfc/tuning_source.hpp"
@@ -204,6 +205,9 @@ TEST_CASE("source: a folder gives, per dtype and thread count, the best table: e
   const std::string four_foreign = save_fleet_table(dir, test::foreign_machine(4), DType::f32, "", {555, 60});
   std::ofstream(dir.file("broken.table")) << "sfc-table 3\nplatform\n";
   std::ofstream(dir.file("notes.txt")) << "not a table\n";
+  // Named f64, holding f32 shapes: passed over, never served as f64.
+  const std::string misnamed = here.hash() + "-f64-t2.table";
+  std::filesystem::copy_file(dir.file(f32_full), dir.file(misnamed));
 
   const std::vector<TuningTable> tables = load_tuning_tables(dir.path().string());
   REQUIRE(tables.size() == 3);
@@ -225,7 +229,7 @@ TEST_CASE("source: a folder gives, per dtype and thread count, the best table: e
                       [&](const TunedShape& s) { return s.dtype == t.shapes.front().dtype; }));
 
   const std::vector<FolderTable> survey = survey_tuning_folder(dir.path().string());
-  CHECK(survey.size() == 7);  // notes.txt is not a candidate
+  CHECK(survey.size() == 8);  // notes.txt is not a candidate
   CHECK(entry_named(survey, f32_full).chosen_for == std::vector<std::string>{"f32 2 threads"});
   CHECK(entry_named(survey, f32_small).chosen_for.empty());
   CHECK(entry_named(survey, f32_small).reduced);
@@ -234,6 +238,7 @@ TEST_CASE("source: a folder gives, per dtype and thread count, the best table: e
   CHECK(entry_named(survey, four_foreign).match == PlatformMatch::foreign);
   CHECK(entry_named(survey, four_foreign).chosen_for.empty());
   CHECK_FALSE(entry_named(survey, "broken.table").problem.empty());
+  CHECK(entry_named(survey, misnamed).dtypes == std::vector<DType>{DType::f64});  // what the name says
 
   // Forced, the foreign 4-thread table competes and loses to the compatible one; named, it alone serves.
   CHECK(load_tuning_tables(dir.path().string(), PlatformChoice::parse("any")).size() == 3);

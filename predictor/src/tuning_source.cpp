@@ -251,7 +251,7 @@ SourceError nothing_usable(const std::string& folder, const Survey& s, const Pla
   bool platform_refused = false;
   for (const FolderTable& t : s.tables) {
     text += " " + fs::path(t.file).filename().string();
-    if (!t.platform) {
+    if (!t.platform || !t.problem.empty()) {
       text += " is unreadable (" + t.problem + ");";
       continue;
     }
@@ -284,12 +284,20 @@ std::vector<TuningTable> load_folder(const std::string& folder, const PlatformCh
                        e.what());
         continue;
       }
+      const bool had_shapes = !table.shapes.empty();
       std::erase_if(table.shapes, [&](const TunedShape& shape) { return shape.dtype != key.second; });
+      if (had_shapes && table.shapes.empty()) {  // misnamed: its name says a dtype it does not hold
+        t.problem = "it holds no " + std::string(to_string(key.second)) + " shapes, though its name says so";
+        if (say)
+          std::fprintf(stderr, "sfc_verbose,info,tuning_skipped,file=%s,reason=%s\n", t.file.c_str(),
+                       t.problem.c_str());
+        continue;
+      }
       if (say) {
         std::string why = "platform " + std::string(to_string(*t.match)) + ", " +
                           (t.reduced ? "reduced" : "full") + " table, " +
                           std::to_string(table.shapes.size()) + " shapes";
-        if (indices.size() > 1) {
+        if (rank + 1 < indices.size()) {
           why += "; preferred over";
           for (std::size_t other = rank + 1; other < indices.size(); ++other)
             why += (other == rank + 1 ? " " : "; ") + table_phrase(s.tables[indices[other]]);
