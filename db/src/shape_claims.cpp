@@ -42,7 +42,8 @@ bool lock(int fd, short type, std::int64_t offset, bool wait = false) {
 
 }  // namespace
 
-ShapeClaims::ShapeClaims(const std::string& database_path) : path_(database_path + "-claims") {
+ShapeClaims::ShapeClaims(const std::string& database_path)
+    : path_(database_path + "-claims"), owner_(::getpid()) {
   for (;;) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0)
@@ -55,8 +56,8 @@ ShapeClaims::ShapeClaims(const std::string& database_path) : path_(database_path
     }
     // The last user may have removed the file between the open and the
     // lock: then every later tuner opens a new one, which this one must share.
-    struct stat opened {
-    }, named{};
+    struct stat opened {};
+    struct stat named {};
     if (::fstat(fd_, &opened) == 0 && ::stat(path_.c_str(), &named) == 0 && opened.st_dev == named.st_dev &&
         opened.st_ino == named.st_ino)
       return;
@@ -68,7 +69,8 @@ ShapeClaims::~ShapeClaims() {
   if (fd_ < 0) return;
   // Alone on the file (no other process or ShapeClaims has it open): remove
   // it, so that a finished tuner leaves only the database behind.
-  if (lock(fd_, F_WRLCK, kPresenceOffset)) ::unlink(path_.c_str());
+  // A forked child shares its parent's open file (and its locks): only the opener removes it.
+  if (::getpid() == owner_ && lock(fd_, F_WRLCK, kPresenceOffset)) ::unlink(path_.c_str());
   ::close(fd_);  // drops every claim still held
 }
 
