@@ -1,10 +1,10 @@
 /* libsfcconf from plain C: every entry point, every error code a caller can
  * meet, on the tables tests/predictor/fixture.cpp writes into argv[1]. */
 #include <fenv.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "c_check.h"
 #include "sfcconf.h"
