@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -96,12 +97,19 @@ void run_query(const QueryOptions& o) {
 
 struct CalibrateOptions {
   std::string db = kDefaultDb;
+  bool db_named = false;  // --db given: then the database is created when absent
   int threads = 0;
   bool json = false;
 };
 
 void run_calibrate(const CalibrateOptions& o) {
   std::FILE* const out = human_output(o.json);
+  // A database appears only where one was asked for, never in whatever folder the command ran in.
+  std::error_code error;
+  if (!o.db_named && !std::filesystem::exists(o.db, error))
+    throw Error("calibrate: no database " + o.db +
+                " here to store the calibration in: tune into it first, or name one with --db (created "
+                "if absent)");
   const Platform platform = detect_platform(o.threads > 0 ? o.threads : default_threads());
   spdlog::info("calibrating {} ...", describe(platform));
   const Calibration c = calibrate(platform.threads);
@@ -501,8 +509,8 @@ void add_predict_commands(CLI::App& app) {
   query->add_option("K", q->k, "Columns of A, rows of B")->required()->check(gemm_size);
   query
       ->add_option("--db,--table", q->db,
-                   "Tuning database or exported tuning table (as every command takes; --table is the older "
-                   "spelling)")
+                   "Tuning database, exported tuning table, or a folder of tables (the one for this machine, "
+                   "dtype and threads is chosen; --table is the older spelling)")
       ->capture_default_str();
   query->add_option("--platform", q->platform, kPlatformHelp);
   query->add_option("--dtype", q->dtype, "Element type: f32, f64 or bf16")
@@ -521,10 +529,17 @@ void add_predict_commands(CLI::App& app) {
   auto c = std::make_shared<CalibrateOptions>();
   CLI::App* cal = app.add_subcommand(
       "calibrate", "Measure this platform's gamma (GFLOP/s per core) and beta (GB/s) for the model");
-  cal->add_option("--db", c->db, "Tuning database to store them in")->capture_default_str();
+  CLI::Option* cal_db =
+      cal->add_option(
+             "--db", c->db,
+             "Tuning database to store them in (named, it is created if absent; the default must exist)")
+          ->capture_default_str();
   cal->add_option("--threads", c->threads, "Threads (default: all cores)")->check(CLI::Range(1, 4096));
   cal->add_flag("--json", c->json, "stdout is one JSON object (the readable lines go to stderr)");
-  cal->callback([c] { run_calibrate(*c); });
+  cal->callback([c, cal_db] {
+    c->db_named = cal_db->count() > 0;
+    run_calibrate(*c);
+  });
 
   auto e = std::make_shared<EvaluateOptions>();
   CLI::App* ev = app.add_subcommand("evaluate", "Regret of each predictor on shapes it was not built from");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,9 @@
 #include "sfc/error.hpp"
 #include "sfc/gemm.hpp"
 #include "sfc/platform.hpp"
+#include "sfc/settings.hpp"
 #include "sfc/store_exchange.hpp"
+#include "sfc/tuning_source.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sfc/tuning_table.hpp"
 
@@ -160,11 +163,49 @@ std::string kib(std::size_t bytes, const Platform& p) {
   return std::to_string(bytes / 1024) + " KiB";
 }
 
+// A folder of tables (what SFC_TUNING may name): one line per table, with
+// its match on this machine and the (dtype, threads) it would serve.
+void run_folder_info(const InfoArgs& a) {
+  std::FILE* const out = human_output(a.json);
+  const std::vector<FolderTable> tables =
+      survey_tuning_folder(a.db, PlatformChoice::parse_or_environment(""));
+  std::fprintf(out, "%s: folder of %zu tuning table(s) and database platform(s); this machine is %s\n",
+               a.db.c_str(), tables.size(), describe(detect_platform()).c_str());
+  json document = {{"command", "db info"}, {"folder", a.db}, {"tables", json::array()}};
+  for (const FolderTable& t : tables) {
+    const std::string name = std::filesystem::path(t.file).filename().string();
+    json entry = {{"file", t.file}, {"chosen_for", t.chosen_for}};
+    if (!t.platform) {
+      std::fprintf(out, "  %s: unusable: %s\n", name.c_str(), t.problem.c_str());
+      entry["problem"] = t.problem;
+      document["tables"].push_back(entry);
+      continue;
+    }
+    std::string dtypes;
+    for (DType d : t.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(to_string(d));
+    std::string chosen;
+    for (const std::string& key : t.chosen_for) chosen += (chosen.empty() ? "" : ", ") + key;
+    std::fprintf(out, "  %s: %s, %s, %zu shapes%s; on this machine: %s; %s\n", name.c_str(),
+                 describe(*t.platform).c_str(), dtypes.c_str(), t.shapes, t.reduced ? " (reduced)" : "",
+                 std::string(to_string(*t.match)).c_str(),
+                 chosen.empty() ? "not chosen" : ("chosen for " + chosen).c_str());
+    entry.update({{"platform", t.platform->hash()},
+                  {"threads", t.platform->threads},
+                  {"match", std::string(to_string(*t.match))},
+                  {"dtypes", dtypes},
+                  {"shapes", t.shapes},
+                  {"reduced", t.reduced}});
+    document["tables"].push_back(entry);
+  }
+  if (a.json) print_json(document);
+}
+
 void run_info(const InfoArgs& a) {
+  std::error_code error;
+  if (std::filesystem::is_directory(a.db, error)) return run_folder_info(a);
   std::FILE* const out = human_output(a.json);
   // A database, or an exported tuning table (what a fleet is deployed with);
   // anything else is opened as a database, whose refusal says what it is.
-  std::error_code error;
   if (!std::filesystem::exists(a.db, error)) throw Error("no tuning database or table at " + a.db);
   SourceSummary summary;
   if (!is_table_file(a.db)) {
@@ -213,6 +254,24 @@ void run_info(const InfoArgs& a) {
   }
 }
 
+// `db tables`: what sfc::gemm would read -- SFC_TUNING, else the installed
+// tables -- or the folder named, listed as `db info` lists a folder.
+void run_tables(InfoArgs a, bool named) {
+  if (!named) {
+    const char* tuning = sfc::setting_value("SFC_TUNING");
+    if (tuning && *tuning) {
+      a.db = tuning;
+    } else if (const std::optional<std::string> installed = installed_tuning_folder()) {
+      a.db = *installed;
+    } else {
+      throw Error(
+          "db tables: SFC_TUNING is unset and no tables are installed beside this program "
+          "(<prefix>/share/sfc-tune/tables); name a folder with --db, e.g. data/tables in a checkout");
+    }
+  }
+  run_info(a);
+}
+
 }  // namespace
 
 void add_store_commands(CLI::App& app) {
@@ -256,9 +315,21 @@ void add_store_commands(CLI::App& app) {
   auto n = std::make_shared<InfoArgs>();
   CLI::App* info = db->add_subcommand(
       "info", "List platforms (and how each matches this machine), dtypes, thread counts and shape counts");
-  info->add_option("--db", n->db, "Tuning database or exported tuning table")->capture_default_str();
+  info->add_option("--db", n->db,
+                   "Tuning database, exported tuning table, or a folder of them (each listed with its match "
+                   "and what it would serve)")
+      ->capture_default_str();
   info->add_flag("--json", n->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   info->callback([n] { run_info(*n); });
+  auto t = std::make_shared<InfoArgs>();
+  CLI::App* tables = db->add_subcommand(
+      "tables",
+      "List the tables sfc::gemm reads (SFC_TUNING, else <prefix>/share/sfc-tune/tables) or a named folder, "
+      "each with its match on this machine and the dtype and threads it would serve");
+  CLI::Option* tables_db = tables->add_option(
+      "--db", t->db, "A folder of tables, a table or a database (default: as sfc::gemm finds them)");
+  tables->add_flag("--json", t->json, "stdout is one JSON summary object (the readable lines go to stderr)");
+  tables->callback([t, tables_db] { run_tables(*t, tables_db->count() > 0); });
 }
 
 }  // namespace sfc::cli

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "sfc/error.hpp"
 #include "sfc/platform_fields.hpp"
 #include "sfc/record_fields.hpp"
+#include "sfc/shape_claims.hpp"
 #include "sfc/tuning_store.hpp"
 #include "sqlite.hpp"
 #include "test_db_sqlite.hpp"
@@ -329,4 +331,60 @@ TEST_CASE("store: files that are not tuning databases are refused and left untou
     CHECK(open_error(path, Mode::read_only).find("empty") != std::string::npos);
     CHECK(open_error(path, Mode::read_write) == "");
   }
+}
+
+TEST_CASE(
+    "store: a clean close leaves the database alone: no -wal, -shm or -claims file after writes or reads") {
+  TempDir dir("store-sidefiles");
+  const std::string db = dir.file("t.db");
+  const sfc::Platform platform = sfc::test::sample_platform();
+  const std::vector<Measurement> rows = {
+      sample_measurement({256, 256, 256}, 1, 1, 2e-3, "2025-01-01T00:00:00.000001Z")};
+  auto side_files = [&] {
+    std::vector<std::string> found;
+    for (const char* suffix : {"-wal", "-shm", "-claims", "-journal"})
+      if (std::filesystem::exists(db + suffix)) found.push_back(suffix);
+    return found;
+  };
+  {
+    TuningStore store(db, Mode::create);
+    store.upsert_platform(platform);
+    store.record(platform.hash(), rows);
+    const sfc::ShapeClaims claims(db);
+    const sfc::ShapeClaims other(db);  // a second tuner on the same database
+    CHECK(std::filesystem::exists(db + "-claims"));
+  }
+  CHECK(side_files().empty());
+  {
+    const TuningStore reader(db, Mode::read_only);
+    CHECK(reader.tables().size() == 1);
+    const TuningStore second(db, Mode::read_only);  // two readers, as two libsfcconf handles
+    CHECK(second.platforms().size() == 1);
+  }
+  CHECK(side_files().empty());
+  // A read-only open still refuses writes.
+  sfc::Platform another = platform;
+  another.cpu_model = "Another CPU";
+  TuningStore reader(db, Mode::read_only);
+  CHECK_THROWS_AS(reader.upsert_platform(another), sfc::Error);
+  CHECK(reader.platforms().size() == 1);
+}
+
+TEST_CASE("store: the claims file outlives a tuner while another holds it, and claims stay exclusive") {
+  TempDir dir("store-claims");
+  const std::string db = dir.file("t.db");
+  auto first = std::make_unique<sfc::ShapeClaims>(db);
+  {
+    sfc::ShapeClaims second(db);
+    auto held = first->try_claim("256 256 256");
+    REQUIRE(held);
+    CHECK_FALSE(second.try_claim("256 256 256"));
+  }
+  CHECK(std::filesystem::exists(db + "-claims"));  // the first still has it
+  sfc::ShapeClaims third(db);                      // opens the same file, so claims still exclude each other
+  auto held = third.try_claim("512 512 512");
+  REQUIRE(held);
+  CHECK_FALSE(first->try_claim("512 512 512"));
+  first.reset();
+  CHECK(std::filesystem::exists(db + "-claims"));
 }

@@ -406,3 +406,58 @@ TEST_CASE("cli evaluate: needs exactly one source of test shapes") {
     CHECK_MESSAGE(r.exit_code == 2, args, "\n", r.output);
   }
 }
+
+TEST_CASE("cli query and db info: a folder of tables serves this machine's and lists every table") {
+  const test::TempDir dir;
+  TuningTable table = synthetic_table(region_shapes(), {200, 60});
+  table.platform = detect_platform(2);
+  const std::string here = table.platform.hash() + "-f32-t2.table";
+  table.save(dir.file(here));
+  table.platform = test::foreign_machine(2);
+  const std::string there = table.platform.hash() + "-f32-t2.table";
+  table.save(dir.file(there));
+  const std::string folder = dir.path().string();
+
+  auto r = run_cli("query 1024 1024 1024 --threads 2 --json --db " + folder, "SFC_VERBOSE=1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tier"] == "exact");
+  CHECK(last_json(r.output)["platform"] == "exact");
+  // SFC_VERBOSE says which file serves f32 at 2 threads.
+  CHECK(r.output.find("tuning_choice,dtype=f32,threads=2,file=" + dir.file(here)) != std::string::npos);
+
+  r = run_cli("db info --json --db " + folder);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const nlohmann::json j = last_json(r.output);
+  REQUIRE(j["tables"].size() == 2);
+  for (const nlohmann::json& t : j["tables"]) {
+    const bool is_here = std::filesystem::path(t["file"].get<std::string>()).filename() == here;
+    CHECK(t["match"] == (is_here ? "exact" : "foreign"));
+    CHECK(t["chosen_for"].size() == (is_here ? 1u : 0u));
+  }
+
+  // db tables lists what SFC_TUNING names; unset, in a build tree (no installed tables) it says so.
+  r = run_cli("db tables --json", "SFC_TUNING=" + folder);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["tables"].size() == 2);
+  r = run_cli("db tables", "env -u SFC_TUNING");
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.output.find("SFC_TUNING is unset") != std::string::npos, r.output);
+
+  std::filesystem::remove(dir.file(here));
+  r = run_cli("query 1024 1024 1024 --threads 2 --db " + folder);
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.output.find(there) != std::string::npos, r.output);  // the refusal names what it holds
+}
+
+TEST_CASE("cli: reads never create a database, and calibrate creates one only where --db names it") {
+  const test::TempDir dir;
+  const std::string in_dir = "cd " + dir.path().string() + " &&";
+  auto r = run_cli("query 512 512 512 --threads 2", in_dir);
+  CHECK(r.exit_code != 0);
+  r = run_cli("db info", in_dir);
+  CHECK(r.exit_code != 0);
+  r = run_cli("calibrate --threads 2", in_dir);
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.output.find("--db") != std::string::npos, r.output);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}

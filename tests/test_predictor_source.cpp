@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "sfc/tuning_source.hpp"
@@ -156,4 +157,129 @@ TEST_CASE("source: missing, empty, truncated and corrupt files are refused by ki
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::ofstream(dir.file("cut.sfctable")) << text.substr(0, text.size() * 2 / 3);
   CHECK(kind_of_failure(dir.file("cut.sfctable")) == Kind::corrupt);
+}
+
+namespace {
+
+// A table of `platform` holding region_shapes() as `dtype` at the platform's
+// thread count, saved under the fleet's naming pattern in `dir`.
+std::string save_fleet_table(const test::TempDir& dir, const Platform& platform, DType dtype,
+                             const std::string& suffix, Calibration calibration, std::size_t shapes = 27) {
+  std::vector<TunedShape> held = region_shapes();
+  held.resize(std::min(shapes, held.size()));
+  for (TunedShape& s : held) {
+    s.dtype = dtype;
+    s.threads = platform.threads;
+  }
+  TuningTable table = synthetic_table(held, calibration, platform.threads);
+  table.platform = platform;
+  const std::string name = platform.hash() + "-" + std::string(to_string(dtype)) + "-t" +
+                           std::to_string(platform.threads) + suffix + ".table";
+  table.save(dir.file(name));
+  return name;
+}
+
+const FolderTable& entry_named(const std::vector<FolderTable>& tables, const std::string& name) {
+  for (const FolderTable& t : tables)
+    if (std::filesystem::path(t.file).filename() == name) return t;
+  FAIL("the survey does not list " << name);
+  return tables.front();
+}
+
+}  // namespace
+
+TEST_CASE("source: a folder gives, per dtype and thread count, the best table: exact, full, most shapes") {
+  const test::TempDir dir;
+  unsetenv("SFC_PLATFORM");
+  const Platform here = detect_platform(2);
+  // f32 at 2 threads: a full exact table beats a reduced exact one with as many shapes.
+  const std::string f32_full = save_fleet_table(dir, here, DType::f32, "", {200, 60});
+  const std::string f32_small = save_fleet_table(dir, here, DType::f32, "-small", {111, 60});
+  // bf16 at 2 threads: an exact reduced table beats a compatible full one.
+  const std::string bf16_small = save_fleet_table(dir, here, DType::bf16, "-quick", {222, 60}, 5);
+  const std::string bf16_compatible =
+      save_fleet_table(dir, test::compatible_machine(2), DType::bf16, "", {333, 60});
+  // 4 threads: a compatible table serves; a foreign one is refused.
+  const std::string four_compatible =
+      save_fleet_table(dir, test::compatible_machine(4), DType::f32, "", {444, 60}, 3);
+  const std::string four_foreign = save_fleet_table(dir, test::foreign_machine(4), DType::f32, "", {555, 60});
+  std::ofstream(dir.file("broken.table")) << "sfc-table 3\nplatform\n";
+  std::ofstream(dir.file("notes.txt")) << "not a table\n";
+  // Named f64, holding f32 shapes: passed over, never served as f64.
+  const std::string misnamed = here.hash() + "-f64-t2.table";
+  std::filesystem::copy_file(dir.file(f32_full), dir.file(misnamed));
+
+  const std::vector<TuningTable> tables = load_tuning_tables(dir.path().string());
+  REQUIRE(tables.size() == 3);
+  auto served = [&](DType dtype, int threads) -> const TuningTable* {
+    for (const TuningTable& t : tables)
+      if (!t.shapes.empty() && t.shapes.front().dtype == dtype && t.platform.threads == threads) return &t;
+    return nullptr;
+  };
+  REQUIRE(served(DType::f32, 2));
+  CHECK(served(DType::f32, 2)->calibration.gamma_gflops_per_core == 200);
+  CHECK(served(DType::f32, 2)->shapes.size() == 27);
+  REQUIRE(served(DType::bf16, 2));
+  CHECK(served(DType::bf16, 2)->calibration.gamma_gflops_per_core == 222);
+  CHECK(served(DType::bf16, 2)->shapes.size() == 5);
+  REQUIRE(served(DType::f32, 4));
+  CHECK(served(DType::f32, 4)->calibration.gamma_gflops_per_core == 444);
+  for (const TuningTable& t : tables)
+    CHECK(std::all_of(t.shapes.begin(), t.shapes.end(),
+                      [&](const TunedShape& s) { return s.dtype == t.shapes.front().dtype; }));
+
+  const std::vector<FolderTable> survey = survey_tuning_folder(dir.path().string());
+  CHECK(survey.size() == 8);  // notes.txt is not a candidate
+  CHECK(entry_named(survey, f32_full).chosen_for == std::vector<std::string>{"f32 2 threads"});
+  CHECK(entry_named(survey, f32_small).chosen_for.empty());
+  CHECK(entry_named(survey, f32_small).reduced);
+  CHECK(entry_named(survey, bf16_compatible).match == PlatformMatch::compatible);
+  CHECK(entry_named(survey, bf16_compatible).chosen_for.empty());
+  CHECK(entry_named(survey, four_foreign).match == PlatformMatch::foreign);
+  CHECK(entry_named(survey, four_foreign).chosen_for.empty());
+  CHECK_FALSE(entry_named(survey, "broken.table").problem.empty());
+  CHECK(entry_named(survey, misnamed).dtypes == std::vector<DType>{DType::f64});  // what the name says
+
+  // Forced, the foreign 4-thread table competes and loses to the compatible one; named, it alone serves.
+  CHECK(load_tuning_tables(dir.path().string(), PlatformChoice::parse("any")).size() == 3);
+  const std::vector<TuningTable> named =
+      load_tuning_tables(dir.path().string(), by_hash(test::foreign_machine(4)));
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].calibration.gamma_gflops_per_core == 555);
+}
+
+TEST_CASE("source: a folder with nothing for this machine is refused, naming what it holds") {
+  const test::TempDir dir;
+  unsetenv("SFC_PLATFORM");
+  CHECK(kind_of_failure(dir.path().string()) == Kind::unreadable);  // empty
+  const std::string foreign = save_fleet_table(dir, test::foreign_machine(2), DType::f32, "", {100, 50});
+  std::ofstream(dir.file("broken.table")) << "hello\n";
+  try {
+    load_tuning_tables(dir.path().string());
+    FAIL("a folder without this machine was accepted");
+  } catch (const SourceError& e) {
+    CHECK(e.kind() == Kind::platform);
+    const std::string what = e.what();
+    CHECK(what.find(foreign) != std::string::npos);
+    CHECK(what.find("foreign") != std::string::npos);
+    CHECK(what.find("broken.table") != std::string::npos);
+  }
+  CHECK(load_tuning_tables(dir.path().string(), PlatformChoice::parse("any")).size() == 1);
+}
+
+TEST_CASE("source: a database in a folder competes like a table, per dtype") {
+  const test::TempDir dir;
+  unsetenv("SFC_PLATFORM");
+  {
+    TuningStore store(dir.file("tuning.db"), TuningStore::Mode::create);
+    test::record_synthetic(store, detect_platform(2), region_shapes());
+  }
+  save_fleet_table(dir, test::compatible_machine(2), DType::f32, "", {100, 50});
+  save_fleet_table(dir, test::compatible_machine(2), DType::bf16, "", {100, 50});
+  const std::vector<TuningTable> tables = load_tuning_tables(dir.path().string());
+  REQUIRE(tables.size() == 2);  // f32 from the database (exact), bf16 from the compatible table
+  for (const TuningTable& t : tables)
+    CHECK(t.platform.hash() == (t.shapes.front().dtype == DType::f32 ? detect_platform(2).hash()
+                                                                     : test::compatible_machine(2).hash()));
+  CHECK_FALSE(std::filesystem::exists(dir.file("tuning.db-wal")));
 }

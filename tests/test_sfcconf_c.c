@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "c_check.h"
 #include "sfcconf.h"
@@ -20,7 +21,13 @@ static void check_open_errors(const char* dir) {
   CHECK(sfcconf_open(in_dir(dir, "missing.sfctable"), NULL, &conf) == SFCCONF_ERR_UNREADABLE);
   CHECK(conf == NULL);
   CHECK(strstr(sfcconf_last_error(), "missing.sfctable") != NULL);
-  CHECK(sfcconf_open(dir, NULL, &conf) == SFCCONF_ERR_UNREADABLE); /* a directory */
+  /* A folder: the fixtures' table of this machine is chosen, the broken ones passed over. */
+  CHECK(sfcconf_open(dir, NULL, &conf) == SFCCONF_OK);
+  sfcconf_close(conf);
+  /* A folder without tables: unreadable, saying so. */
+  mkdir(in_dir(dir, "no-tables"), 0755);
+  CHECK(sfcconf_open(in_dir(dir, "no-tables"), NULL, &conf) == SFCCONF_ERR_UNREADABLE);
+  CHECK(strstr(sfcconf_last_error(), "holds no tuning tables") != NULL);
   CHECK(sfcconf_open(in_dir(dir, "empty.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
   CHECK(sfcconf_open(in_dir(dir, "truncated.sfctable"), NULL, &conf) == SFCCONF_ERR_CORRUPT);
   CHECK(strlen(sfcconf_last_error()) > 0);

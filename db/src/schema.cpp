@@ -541,7 +541,13 @@ sqlite::Database open_file(const std::string& path, OpenMode mode) {
                 std::strerror(errno) +
                 "), and SQLite keeps its -wal and -shm files there; it can be read but not written (tune, "
                 "import, merge)");
-  return sqlite::Database(path, mode == OpenMode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
+  // A reader that may write the file opens it read-write and is kept from
+  // writing by PRAGMA query_only (open() below): SQLite deletes the -wal and
+  // -shm files when the last connection closes, but only a connection opened
+  // read-write may, so a read-only one would leave them behind after every read.
+  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(directory.c_str(), W_OK) == 0;
+  return sqlite::Database(
+      path, mode == OpenMode::read_only && !writable ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
 }
 
 }  // namespace
@@ -550,6 +556,7 @@ sqlite::Database open(const std::string& path, OpenMode mode) {
   sqlite::Database db = open_file(path, mode);
   const int version = check(db);
   if (mode == OpenMode::read_only) {
+    db.exec("PRAGMA query_only = ON");  // opened read-write only to clean up on close (open_file)
     if (version == 0) throw Error(path + " holds no tuning data (an empty file)");
     if (version < kVersion)
       throw Error(path + " has the older schema version " + std::to_string(version) +

@@ -93,7 +93,10 @@ typedef struct sfcconf_answer {
 
 typedef struct sfcconf_handle sfcconf_handle; /* an opened source of tuned configurations */
 
-/* Opens `path`: a tuning database (SQLite) or an exported tuning table,
+/* Opens `path`: a tuning database (SQLite), an exported tuning table, or a
+ * folder of them (per dtype and thread count the best table for the platform
+ * chosen: exact before compatible, full before "-small"/"-quick", then the
+ * most shapes; SFC_VERBOSE=1 prints each choice on stderr; since 0.5),
  * loading every thread count and dtype it holds for the platform chosen:
  *   "this"   results of this machine's hardware (exact), else of a compatible
  *            one; a file of foreign platforms only is refused with

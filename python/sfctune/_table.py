@@ -151,10 +151,13 @@ class Table:
 
 
 def open(path, platform=None):  # noqa: A001 (the public name is sfctune.open)
-    """Opens a tuning table or database (sfcconf_open) and returns a Table.
+    """Opens a tuning table, database or folder of tables (sfcconf_open) and
+    returns a Table.
 
-    path: the file (str or os.PathLike); None opens no file, so every answer
-        is the model or default tier for this machine.
+    path: the file or folder (str or os.PathLike): of a folder, the table for
+        this machine, dtype and thread count is used (docs/getting-started.md);
+        None opens no file, so every answer is the model or default tier for
+        this machine.
     platform: "this" (this machine's results, else a compatible platform's),
         "any" (the best match the file holds, foreign included), a platform
         hash (16 hex digits), or None: the environment variable SFC_PLATFORM,

@@ -8,6 +8,7 @@ binary), SFCTUNE_TEST_BLAS (libsfcblas). Tests needing one that is unset skip.
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,6 +137,21 @@ class OpenTest(unittest.TestCase):
             with self.assertRaises(RuntimeError) as raised:
                 sfctune.open(f.name)
         self.assertTrue(str(raised.exception))
+
+    @needs(TABLE, "SFCTUNE_TEST_TABLE")
+    def test_a_folder_of_tables_answers_from_the_one_it_chooses(self):
+        with tempfile.TemporaryDirectory() as directory:
+            shutil.copy(TABLE, os.path.join(directory, "fleet.table"))
+            with open(os.path.join(directory, "notes.txt"), "w") as notes:
+                notes.write("not a table\n")
+            with sfctune.open(directory, platform="any") as table:
+                a = table.query(256, 256, 1024, dtype="f32", threads=2, layout="blocked")
+            self.assertEqual(a.tier, "exact")
+
+    def test_a_folder_without_tables_is_an_os_error_naming_it(self):
+        with tempfile.TemporaryDirectory() as directory:
+            with self.assertRaisesRegex(OSError, "holds no tuning tables"):
+                sfctune.open(directory)
 
     @needs(TABLE, "SFCTUNE_TEST_TABLE")
     def test_a_bad_platform_name_is_a_value_error(self):

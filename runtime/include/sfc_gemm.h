@@ -7,8 +7,10 @@
  * C = alpha * op(A) * op(B) + beta * C with BLAS's rules: M or N = 0 returns at
  * once, K = 0 or alpha = 0 scales C by beta without reading A or B, beta = 0
  * never reads C. Each call takes its (K_layers, k_block_factor) from the
- * tuning table or database named by the environment variable SFC_TUNING
- * (opened on the first call; unset: the model or default tier), or from a
+ * tuning table, database or folder of tables named by the environment
+ * variable SFC_TUNING (opened on the first call; unset: the tables installed
+ * in <prefix>/share/sfc-tune/tables when they hold this machine's, else the
+ * model or default tier), or from a
  * context opened explicitly, and reuses a plan per shape, type, layout and
  * thread count. Threads: omp_get_max_threads(). Thread-safe.
  *
@@ -58,7 +60,7 @@ typedef SFCCONF_ENUM(sfc_gemm_status){
 /* Tuning opened explicitly instead of through SFC_TUNING. */
 typedef struct sfc_gemm_context sfc_gemm_context;
 
-/* `tuning_path`: a tuning table or database (NULL: none); `platform`: as
+/* `tuning_path`: a tuning table, database or folder of tables (NULL: none); `platform`: as
  * sfcconf_open (NULL: SFC_PLATFORM, else this machine). */
 SFC_GEMM_API sfc_gemm_status sfc_gemm_open(const char* tuning_path, const char* platform,
                                            sfc_gemm_context** out);

@@ -90,9 +90,10 @@ void print_info(const ConfigService& service) {
   std::fprintf(stderr, "sfc_verbose,info,version=%s,isa=%s,kernels=libxsmm %s,cpu=%s,platform=%s%s\n",
                SFCCONF_VERSION_STRING, here.isa.c_str(), here.libxsmm_version.c_str(), here.cpu_model.c_str(),
                here.hash().c_str(), in_forked_child() ? ",forked_child=one thread" : "");
-  std::fprintf(
-      stderr, "sfc_verbose,info,tuning=%s\n",
-      service.path().empty() ? "none (SFC_TUNING unset: model or default tier)" : service.path().c_str());
+  std::fprintf(stderr, "sfc_verbose,info,tuning=%s\n",
+               service.path().empty()
+                   ? "none (SFC_TUNING unset, no installed tables for this machine: model or default tier)"
+                   : service.path().c_str());
   for (const ConfigPredictor::Group& g : service.predictor().groups())
     std::fprintf(stderr, "sfc_verbose,info,table,dtype=%s,threads=%d,layout=%s,shapes=%zu,platform=%s\n",
                  std::string(to_string(g.dtype)).c_str(), g.threads, std::string(to_string(g.layout)).c_str(),
@@ -278,6 +279,16 @@ AutoGemm& process_gemm() {
                      e.what());
       }
     }
+    // Without SFC_TUNING, the tables installed beside the library
+    // (installed_tuning_folder()); one without this machine's is passed over.
+    if (!path || !*path)
+      if (const std::optional<std::string> installed = installed_tuning_folder()) try {
+          return ProcessGemm{std::make_unique<AutoGemm>(installed->c_str()), "", {}, false};
+        } catch (const Error& e) {
+          if (verbose_from_environment())
+            std::fprintf(stderr, "sfc_verbose,info,installed_tables=%s,unused=%s\n", installed->c_str(),
+                         e.what());
+        }
     try {
       return ProcessGemm{std::make_unique<AutoGemm>(path ? path->c_str() : nullptr), "", {}, false};
     } catch (const SourceError& e) {

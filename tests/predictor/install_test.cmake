@@ -22,6 +22,19 @@ foreach(file include/sfcconf.h include/sfcconf.hpp include/sfcconf_version.h inc
     message(FATAL_ERROR "${file} was not installed")
   endif()
 endforeach()
+file(GLOB shipped_tables ${prefix}/${CMAKE_INSTALL_DATADIR}/sfc-tune/tables/*.table)
+if(NOT shipped_tables)
+  message(FATAL_ERROR "no tuning tables were installed in ${CMAKE_INSTALL_DATADIR}/sfc-tune/tables")
+endif()
+# With SFC_TUNING unset the installed program finds the installed tables
+# (relative to where it lies), and lists each with its match on this machine.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH --unset=SFC_TUNING
+                        ${prefix}/bin/sfc-tune db tables
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL 0 OR NOT out MATCHES "share/sfc-tune/tables: folder of")
+  message(FATAL_ERROR "sfc-tune db tables did not list the installed tables (${code}):\n${out}\n${err}")
+endif()
+message(STATUS "installed sfc-tune db tables: ${out}")
 # The installed binary finds the installed libsfcconf (its RPATH), not the build's.
 run("installed sfc-tune --version" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/bin/sfc-tune --version)
 
@@ -48,4 +61,20 @@ run("compile with pkg-config flags (${flags})" cc ${CONSUMER_DIR}/main.c ${flags
     -o ${WORK_DIR}/c_consumer)
 list(FILTER flags INCLUDE REGEX "^-L")
 string(REGEX REPLACE "^-L" "" libdir "${flags}")
-run("run C consumer" ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${WORK_DIR}/c_consumer)
+# SFC_TUNING unset: libsfcgemm opens the tables installed beside it (and
+# SFC_VERBOSE names them, used or, on a machine none matches, passed over).
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=SFC_TUNING --unset=SFC_TUNE SFC_VERBOSE=1
+                        LD_LIBRARY_PATH=${libdir} ${WORK_DIR}/c_consumer
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "the C consumer failed (${code}):\n${out}\n${err}")
+endif()
+if(NOT err MATCHES "share/sfc-tune/tables")
+  message(FATAL_ERROR "with SFC_TUNING unset, libsfcgemm did not look at the installed tables:\n${err}")
+endif()
+message(STATUS "run C consumer, SFC_TUNING unset: ${err}")
+# The old package and pkg-config names still work for this release.
+run("configure consumer (old name sfcconf)" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer-old
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release -DSFC_CONSUMER_PACKAGE=sfcconf)
+run("build consumer (old name sfcconf)" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-old)
+run("run consumer (old name sfcconf)" ${WORK_DIR}/consumer-old/consumer)

@@ -24,7 +24,8 @@ namespace sfc {
 class ShapeClaims {
  public:
   // Opens (creating) the claims file next to `database_path`; throws
-  // sfc::Error naming it when that is impossible.
+  // sfc::Error naming it when that is impossible. The last ShapeClaims of
+  // the file to be destroyed, in any process, removes it.
   explicit ShapeClaims(const std::string& database_path);
   ~ShapeClaims();
   ShapeClaims(const ShapeClaims&) = delete;
@@ -51,6 +52,7 @@ class ShapeClaims {
  private:
   int fd_ = -1;
   std::string path_;
+  int owner_ = 0;  // the process that opened it (getpid())
 };
 
 }  // namespace sfc

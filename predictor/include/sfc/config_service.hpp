@@ -21,7 +21,8 @@ namespace sfc {
 
 class ConfigService {
  public:
-  // The winners of `path` (a tuning table, or a database opened read-only)
+  // The winners of `path` (a tuning table, a database opened read-only, or a
+  // folder of them: see load_tuning_tables)
   // for `platform` ("" reads SFC_PLATFORM, then this machine; "any"; a hash:
   // see PlatformChoice), answered for this machine. No path: no tuned data,
   // every shape gets the model or the default tier. Throws SourceError when

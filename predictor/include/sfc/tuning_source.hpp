@@ -3,6 +3,7 @@
 // machine (sfc/platform.hpp): exact or compatible platforms are used, a
 // foreign one only when forced (`any`) or named by its hash.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,9 +48,40 @@ struct PlatformChoice {
 // The tables of `path` (a TuningStore database when the file starts with
 // SQLite's header, else a tuning-table file) that `choice` selects, at most
 // one platform per thread count: for this machine the exact platform, else the
-// closest compatible one (most tuned shapes on a tie). Throws SourceError,
-// naming the file and, for a platform refused, the fields that differ.
+// closest compatible one (most tuned shapes on a tie). When `path` is a
+// folder, its tables and databases are chosen from per (dtype, threads) as
+// survey_tuning_folder() says, and SFC_VERBOSE prints each choice on stderr.
+// Throws SourceError, naming the file and, for a platform refused, the fields
+// that differ (for a folder: what each of its files is).
 std::vector<TuningTable> load_tuning_tables(const std::string& path, const PlatformChoice& choice = {});
+
+// One table of a folder (a tuning-table file, or one platform of a database)
+// and what a folder choice made of it.
+struct FolderTable {
+  std::string file;                     // the path in the folder
+  std::optional<Platform> platform;     // absent when the file could not be read
+  std::optional<PlatformMatch> match;   // with this machine; absent with platform
+  std::vector<DType> dtypes;            // what it holds (from the file name when it follows the pattern)
+  std::size_t shapes = 0;               // how many tuned shapes (all dtypes)
+  bool reduced = false;                 // a "-small" or "-quick" table: a full one is preferred
+  std::string problem;                  // why it is unusable ("" when usable)
+  std::vector<std::string> chosen_for;  // "f32 2 threads", ...: the answers it serves
+};
+
+// Every *.table, *.sfctable and *.db file of `folder` and, per (dtype,
+// threads), the one that serves it under `choice`: for this machine an exact
+// platform before a compatible one (foreign refused), then a full table before
+// a "-small"/"-quick" one, then the most shapes, then the first name. File
+// names follow `<platform-hash>-<dtype>-t<threads>[-suffix].table`; a table
+// file is read up to its shape count only (the chosen ones are loaded in
+// full by load_tuning_tables). Throws SourceError when `folder` cannot be listed.
+std::vector<FolderTable> survey_tuning_folder(const std::string& folder, const PlatformChoice& choice = {});
+
+// The tables installed with the library, <prefix>/share/sfc-tune/tables,
+// found relative to the shared object (or program) that holds this code:
+// where sfc::gemm reads when SFC_TUNING is unset. nullopt when that folder
+// does not exist (a build tree, or an install without tables).
+std::optional<std::string> installed_tuning_folder();
 
 // True when `platform` is this machine's hardware (threads aside).
 bool is_this_machine(const Platform& platform);
