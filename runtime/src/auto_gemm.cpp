@@ -281,7 +281,7 @@ AutoGemm& process_gemm() {
     }
     // Without SFC_TUNING, the tables installed beside the library
     // (installed_tuning_folder()); one without this machine's is passed over.
-    if (!path || !*path)
+    if (!path)
       if (const std::optional<std::string> installed = installed_tuning_folder()) try {
           return ProcessGemm{std::make_unique<AutoGemm>(installed->c_str()), "", {}, false};
         } catch (const Error& e) {
