@@ -258,9 +258,8 @@ void run_info(const InfoArgs& a) {
 // tables -- or the folder named, listed as `db info` lists a folder.
 void run_tables(InfoArgs a, bool named) {
   if (!named) {
-    const char* tuning = sfc::setting_value("SFC_TUNING");
-    if (tuning && *tuning) {
-      a.db = tuning;
+    if (const std::optional<std::string> tuning = sfc::setting_text("SFC_TUNING")) {
+      a.db = *tuning;
     } else if (const std::optional<std::string> installed = installed_tuning_folder()) {
       a.db = *installed;
     } else {

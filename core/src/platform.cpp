@@ -249,8 +249,7 @@ Platform detect_platform(int threads) {
   static const Platform hardware = [] {
     Platform p = load("");
     // CPUID describes this machine, not the one HWLOC_XMLFILE may name.
-    const char* xml = sfc::setting_value("HWLOC_XMLFILE");
-    if (xml && *xml) return p;
+    if (sfc::setting_text("HWLOC_XMLFILE")) return p;
     const CacheSizes chosen = choose_cache_sizes({p.l1d_bytes, p.l2_bytes, p.l3_bytes}, cpuid_cache_sizes());
     p.l1d_bytes = chosen.l1d_bytes;
     p.l2_bytes = chosen.l2_bytes;
@@ -264,8 +263,7 @@ Platform detect_platform(int threads) {
 
 CacheSizes running_machine_cache_sizes() noexcept {
   static const CacheSizes sizes = [] {
-    const char* xml = sfc::setting_value("HWLOC_XMLFILE");
-    if (!(xml && *xml)) try {
+    if (!sfc::setting_text("HWLOC_XMLFILE")) try {
         const Platform p = detect_platform(1);
         return CacheSizes{p.l1d_bytes, p.l2_bytes, p.l3_bytes};
       } catch (const std::exception&) {

@@ -29,8 +29,10 @@ constexpr SettingInfo kSettings[] = {
     {"SFC_COLD_BYTES", "bytes of cold inputs a timing streams through", "a byte count up to half the memory",
      "2x the L3, within 64 MiB..1 GiB", warn},
     // predictor/
-    {"SFC_TUNING", "the tuning table or database sfc::gemm, libsfcgemm and libsfcblas answer from",
-     "a file path (a file that cannot be read is each call's error)", "none: the model's answers", warn},
+    {"SFC_TUNING",
+     "the tuning table, database or folder of tables sfc::gemm, libsfcgemm and libsfcblas answer from",
+     "a path (one that cannot be read is each call's error)",
+     "the tables installed in <prefix>/share/sfc-tune/tables, else the model's answers", warn},
     {"SFC_PLATFORM", "whose results a tuning file answers with",
      "this, any, or a platform hash of 16 hex digits", "this", error},
     {"SFC_RECORD", "count every GEMM shape run through sfc::gemm, the C API and the drop-in into this file",

@@ -233,10 +233,7 @@ std::string table_phrase(const FolderTable& t) {
          (t.reduced ? "reduced" : "full") + " table, " + std::to_string(t.shapes) + " shapes)";
 }
 
-bool verbose() {
-  const char* text = sfc::setting_value("SFC_VERBOSE");
-  return text && *text && std::string_view(text) != "0";
-}
+bool verbose() { return sfc::setting_flag("SFC_VERBOSE"); }
 
 // Why a folder gave nothing: each file and what is wrong with it for `choice`.
 SourceError nothing_usable(const std::string& folder, const Survey& s, const PlatformChoice& choice) {
