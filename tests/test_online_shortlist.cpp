@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sfc/config_ranking.hpp"
 #include "sfc/config_service.hpp"
 #include "sfc/online_tuner.hpp"
 #include "sfc/tuning_store.hpp"
@@ -16,29 +17,28 @@
 
 using namespace sfc::test;
 
-namespace {
-
-sfc::ModelPrediction ranking(std::vector<double> seconds, sfc::Knobs choice) {
-  sfc::ModelPrediction p;
-  p.seconds.fill(std::numeric_limits<double>::infinity());
-  for (std::size_t i = 0; i < seconds.size(); ++i) p.seconds[i] = seconds[i];
-  p.knobs = choice;
-  return p;
-}
-
-}  // namespace
-
-TEST_CASE("online tuning: the candidates are the predictors' answers, then the model's ranking, each once") {
-  // K_layers 3 fastest, then 2, then 1 (4 and up: more than the shape's K blocks).
-  const sfc::ModelPrediction model = ranking({3.0, 2.0, 1.0}, {3, 4});
-  const std::vector<sfc::Knobs> list = sfc::online_shortlist(model, {{1, 1}, {3, 4}}, 6);
-  const std::vector<sfc::Knobs> expected = {{1, 1}, {3, 4}, {2, 4}, {1, 4}, {3, 2}, {3, 8}};
-  CHECK(list == expected);
-  CHECK(sfc::online_shortlist(model, {}, 3) == std::vector<sfc::Knobs>{{3, 4}, {2, 4}, {1, 4}});
-  // A shape of one K block: one K_layers, still more than one candidate.
-  const std::vector<sfc::Knobs> thin = sfc::online_shortlist(ranking({1.0}, {1, 1}), {}, 6);
-  CHECK(thin == std::vector<sfc::Knobs>{{1, 1}, {1, 2}});
+TEST_CASE(
+    "online tuning: the candidates are the predictors' answers, then the ranked search's order, each once") {
+  sfc::ModelPrediction model;
+  model.seconds.fill(std::numeric_limits<double>::infinity());
+  model.knobs = {3, 4};
+  for (int i = 0; i < sfc::kConfigCount; ++i) model.config_seconds[std::size_t(i)] = 2.0 + i;
+  model.config_seconds[std::size_t(sfc::Knobs{3, 4}.index())] = 1.0;
+  model.config_seconds[std::size_t(sfc::Knobs{2, 4}.index())] = 1.5;
+  const sfc::GemmShape shape{512, 512, 512};
+  const std::vector<sfc::Knobs> list = sfc::online_shortlist(shape, model, {{1, 1}, {3, 4}}, 6);
+  REQUIRE(list.size() == 6);
+  CHECK(list[0] == sfc::Knobs{1, 1});
+  CHECK(list[1] == sfc::Knobs{3, 4});
+  CHECK(list[2] == sfc::Knobs{2, 4});  // the ranker's second: its first is listed already
+  const sfc::ConfigRanking ranked = sfc::rank_configs(shape, &model, {});
+  std::vector<sfc::Knobs> rest;
+  for (const sfc::Knobs& k : ranked.order)
+    if (!(k == sfc::Knobs{1, 1}) && !(k == sfc::Knobs{3, 4}) && !(k == sfc::Knobs{2, 4})) rest.push_back(k);
+  CHECK(std::vector<sfc::Knobs>(list.begin() + 3, list.end()) ==
+        std::vector<sfc::Knobs>(rest.begin(), rest.begin() + 3));
   CHECK(std::set<sfc::Knobs>(list.begin(), list.end()).size() == list.size());
+  CHECK(sfc::online_shortlist(shape, model, {}, 2) == std::vector<sfc::Knobs>{{3, 4}, {2, 4}});
 }
 
 TEST_CASE("online tuning: an exact answer says how many configurations its shape has measured") {

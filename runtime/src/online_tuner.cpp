@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "sfc/analytical_model.hpp"
+#include "sfc/config_ranking.hpp"
 #include "sfc/error.hpp"
 #include "sfc/platform.hpp"
 #include "sfc/records.hpp"
@@ -49,29 +50,15 @@ OnlineTuner::OnlineTuner(OnlineTuning settings, const ConfigService& service)
 
 OnlineTuner::~OnlineTuner() = default;
 
-std::vector<Knobs> online_shortlist(const ModelPrediction& model, const std::vector<Knobs>& preferred,
-                                    std::size_t count) {
+std::vector<Knobs> online_shortlist(const GemmShape& shape, const ModelPrediction& model,
+                                    const std::vector<Knobs>& preferred, std::size_t count) {
   std::vector<Knobs> list;
   const auto add = [&](const Knobs& knobs) {
     if (list.size() < count && knobs.valid() && std::find(list.begin(), list.end(), knobs) == list.end())
       list.push_back(knobs);
   };
   for (const Knobs& knobs : preferred) add(knobs);
-  // The model's K_layers, fastest first (+infinity: more layers than the
-  // shape has K blocks, which the engine would clamp to one already listed).
-  std::vector<int> layers;
-  for (int l = 1; l <= kMaxKLayers; ++l)
-    if (std::isfinite(model.seconds[std::size_t(l - 1)])) layers.push_back(l);
-  std::stable_sort(layers.begin(), layers.end(), [&](int a, int b) {
-    return model.seconds[std::size_t(a - 1)] < model.seconds[std::size_t(b - 1)];
-  });
-  // The model's choice, then the next K_layers with its k_block_factor, then
-  // the choice's neighbouring k_block_factors (the L2 rule's uncertainty).
-  add(model.knobs);
-  for (int l : layers) add({l, model.knobs.k_block_factor});
-  add({model.knobs.k_layers, std::max(1, model.knobs.k_block_factor / 2)});
-  add({model.knobs.k_layers, std::min(kMaxKBlockFactor, model.knobs.k_block_factor * 2)});
-  add({1, 1});
+  for (const Knobs& knobs : rank_configs(shape, &model, {}).order) add(knobs);
   return list;
 }
 
@@ -87,13 +74,15 @@ std::vector<Knobs> OnlineTuner::candidates(const TuningKey& key, const Answer& p
   // machine is not calibrated (this machine's L2 sizes the k_block_factor).
   ModelPrediction model;
   model.seconds.fill(std::numeric_limits<double>::infinity());
+  model.config_seconds.fill(
+      1.0);  // no model: every configuration ties (the ranker's order is (1, 1), (1, 2), ...)
   try {
     model =
         AnalyticalModel(kNominalCalibration, l2_bytes_).predict(shape, key.dtype, key.threads, key.layout);
   } catch (const Error&) {
     model.knobs = {1, 1};
   }
-  return online_shortlist(model, preferred, kShortlist);
+  return online_shortlist(shape, model, preferred, kShortlist);
 }
 
 OnlineTuner::Step OnlineTuner::next(const TuningKey& key, const Answer& planned) {

@@ -8,9 +8,9 @@
 // computes its C, once; no GEMM is added -- and the candidate's time is kept.
 // The candidates are a ranked shortlist of at most kShortlist configurations
 // (online_shortlist): the policy's answer, the nearest tuned shape's winner
-// and the calibrated model's choice where they exist, then the model's
-// ranking (nominal rates: the order, not the seconds, counts) of K_layers and
-// of the k_block_factors beside its choice, and (1, 1). Each is run
+// and the calibrated model's choice where they exist, then the ranked
+// search's order of the model's predictions (nominal rates where this machine
+// is not calibrated: the order, not the seconds, counts). Each is run
 // up to kRounds times, round robin, until the shape's budget of GEMM time is
 // spent or every round is done. A candidate keeps its plan across its calls,
 // and each turn is two calls: the first settles (what the call before left in
@@ -73,12 +73,11 @@ struct TuningKey {
 };
 
 // The candidates online tuning times, at most `count`, best first: `preferred`
-// (the predictors' answers) in order, then `model`'s ranking -- its choice,
-// the K_layers it predicts fastest first with the choice's k_block_factor,
-// the choice with half and twice its k_block_factor -- then (1, 1); each
-// once. One function, so that a general ranker can take its place.
-std::vector<Knobs> online_shortlist(const ModelPrediction& model, const std::vector<Knobs>& preferred,
-                                    std::size_t count);
+// (the predictors' answers) in order, then the ranker's order
+// (rank_configs, sfc/config_ranking.hpp, the offline ranked search's) from
+// `model`'s predicted time of every configuration; each once.
+std::vector<Knobs> online_shortlist(const GemmShape& shape, const ModelPrediction& model,
+                                    const std::vector<Knobs>& preferred, std::size_t count);
 
 class OnlineTuner {
  public:
