@@ -199,7 +199,7 @@ struct PolicyChoice {
 nlohmann::json tier_breakdown(const RegretReport& r, std::FILE* text) {
   nlohmann::json out = nlohmann::json::object();
   const std::size_t policy = all_predictors.size() - 1;
-  for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback}) {
+  for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::default_config}) {
     double sum = 0;
     int count = 0;
     for (const ShapeRegret& s : r.shapes)
@@ -288,7 +288,7 @@ void print_report(const RegretReport& r, const std::optional<NoiseFloor>& floor,
   }
   nlohmann::json tiers = nlohmann::json::object();
   std::fprintf(out, "policy tiers:");
-  for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback}) {
+  for (Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::default_config}) {
     std::fprintf(out, " %s %d", std::string(to_string(t)).c_str(), r.tier_counts[std::size_t(t)]);
     tiers[std::string(to_string(t))] = r.tier_counts[std::size_t(t)];
   }

@@ -314,16 +314,16 @@ TEST_CASE("policy: the fitted model answers within the tuned shapes' box, the pa
 TEST_CASE("policy: without calibration or tuned shapes the safe default answers") {
   const ConfigPredictor p({synthetic_table(region_shapes())}, reach(1.0));
   const Answer a = p.query({32, 32, 65536}, DType::f32, 2);
-  CHECK(a.tier == Tier::fallback);
+  CHECK(a.tier == Tier::default_config);
   CHECK(to_string(a.tier) == "default");
   CHECK(a.knobs.k_layers == 1);
   // Another thread count has no tuned shapes and no calibration of its own.
   const Answer other = p.query({1024, 1024, 1024}, DType::f32, 4);
-  CHECK(other.tier == Tier::fallback);
+  CHECK(other.tier == Tier::default_config);
   CHECK(std::isinf(other.distance));
   CHECK(other.nearest.m == 0);
   // Nor does another dtype share the f32 winners.
-  CHECK(p.query({1024, 1024, 1024}, DType::f64, 2).tier == Tier::fallback);
+  CHECK(p.query({1024, 1024, 1024}, DType::f64, 2).tier == Tier::default_config);
   CHECK(ConfigPredictor({}).query({64, 64, 64}, DType::f32, 1).knobs == Knobs{1, 1});
 }
 

@@ -54,7 +54,7 @@ TEST_CASE("shape record: the text round-trips and adding merges calls, keeping t
   ShapeRecord record;
   record.add({key(512, 2048, 2048), 3, sfc::Tier::nearest, 0.5});
   record.add({key(64, 64, 64, sfc::Layout::col_major, RecordTranspose::none, RecordTranspose::transpose), 7,
-              sfc::Tier::fallback, std::numeric_limits<double>::infinity()});
+              sfc::Tier::default_config, std::numeric_limits<double>::infinity()});
   record.add({key(512, 2048, 2048), 4, sfc::Tier::exact, 0});
   REQUIRE(record.shapes().size() == 2);
   CHECK(record.total_calls() == 14);
@@ -200,7 +200,7 @@ TEST_CASE("sfcconf_record_open: bad paths and files are refused with a status an
   CHECK(written.shapes()[0].key == RecordKey{300, 200, 100, sfc::DType::f64, 2, sfc::Layout::blocked,
                                              RecordTranspose::unknown, RecordTranspose::unknown});
   CHECK(written.shapes()[0].calls == 6);
-  CHECK(written.shapes()[0].tier == sfc::Tier::fallback);
+  CHECK(written.shapes()[0].tier == sfc::Tier::default_config);
 }
 
 namespace {

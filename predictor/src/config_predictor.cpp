@@ -30,7 +30,7 @@ std::string_view to_string(Tier tier) {
     case Tier::exact: return "exact";
     case Tier::nearest: return "nearest";
     case Tier::model: return "model";
-    case Tier::fallback: return "default";
+    case Tier::default_config: return "default";
   }
   return "?";
 }
@@ -196,7 +196,7 @@ Answer ConfigPredictor::below_neighbours(const AnalyticalModel& m, const GemmSha
     a.tier = Tier::model;
   } else {
     a.knobs = {1, m.block_factor(shape, dtype, threads, 1)};
-    a.tier = Tier::fallback;
+    a.tier = Tier::default_config;
   }
   return a;
 }

@@ -59,7 +59,7 @@ sfcconf_tier tier_of(sfc::Tier tier) {
     case sfc::Tier::exact: return SFCCONF_TIER_EXACT;
     case sfc::Tier::nearest: return SFCCONF_TIER_NEAREST;
     case sfc::Tier::model: return SFCCONF_TIER_MODEL;
-    case sfc::Tier::fallback: return SFCCONF_TIER_DEFAULT;
+    case sfc::Tier::default_config: return SFCCONF_TIER_DEFAULT;
   }
   return SFCCONF_TIER_DEFAULT;
 }

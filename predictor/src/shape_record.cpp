@@ -55,7 +55,7 @@ class LineReader {
   }
 
   Tier tier(std::string_view text) const {
-    for (const Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::fallback})
+    for (const Tier t : {Tier::exact, Tier::nearest, Tier::model, Tier::default_config})
       if (text == to_string(t)) return t;
     fail("tier '" + std::string(text) + "' is not exact, nearest, model or default");
   }

@@ -150,7 +150,7 @@ struct ShapeRecorder::Impl {
 
   struct OverflowCount {
     std::uint64_t calls = 0, written = 0;
-    Tier tier = Tier::fallback;
+    Tier tier = Tier::default_config;
     double distance = 0;
   };
   std::mutex overflow_mutex;

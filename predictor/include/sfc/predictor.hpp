@@ -34,12 +34,12 @@
 
 namespace sfc {
 
-enum class Tier { exact, nearest, model, fallback };
+enum class Tier { exact, nearest, model, default_config };
 std::string_view to_string(Tier tier);  // "exact", "nearest", "model", "default"
 
 struct Answer {
   Knobs knobs;
-  Tier tier = Tier::fallback;
+  Tier tier = Tier::default_config;
   // How the platform whose data answered matches the machine the predictor
   // serves (sfc/platform.hpp); exact when it was built without one.
   PlatformMatch platform = PlatformMatch::exact;

@@ -52,7 +52,7 @@ class RecordFormatError : public Error {
 struct RecordedShape {
   RecordKey key;
   std::uint64_t calls = 0;
-  Tier tier = Tier::fallback;
+  Tier tier = Tier::default_config;
   double distance = 0;  // +infinity: no tuned shape of its kind
 };
 

@@ -33,7 +33,7 @@ struct TuningTarget {
   Layout layout = Layout::blocked;
   std::uint64_t calls = 0;
   double share = 0;
-  Tier tier = Tier::fallback;  // the answer its calls got (the most-called key's)
+  Tier tier = Tier::default_config;  // the answer its calls got (the most-called key's)
 };
 
 struct RecordRanking {

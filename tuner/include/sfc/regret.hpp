@@ -30,7 +30,7 @@ struct ShapeRegret {
   // count for the neighbour rules).
   std::array<Knobs, all_predictors.size()> knobs;
   std::array<double, all_predictors.size()> regret;
-  Tier policy_tier = Tier::fallback;
+  Tier policy_tier = Tier::default_config;
   double distance = 0;  // log2 distance to the nearest training shape (+infinity: none)
 };
 
