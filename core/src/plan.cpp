@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "even_split.hpp"
 #include "kernel_dispatch.hpp"
 #include "plan_impl.hpp"
 #include "team.hpp"
@@ -16,9 +17,6 @@
 
 namespace sfc {
 namespace {
-
-// Splits [0, n) into `parts` nearly equal ranges; returns the start of `part`.
-std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) { return n * part / parts; }
 
 // Work the loop's thread team does first, every thread calling it (packing
 // an operand: a worksharing loop that ends in the team's barrier).

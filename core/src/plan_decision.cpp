@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "amx_brgemm.hpp"
+#include "even_split.hpp"
 #include "row_tasks.hpp"
 #include "sfc/knobs.hpp"
 #include "simd_kernel.hpp"
@@ -37,9 +38,6 @@ constexpr std::int64_t kStreamBlockedMaxK = 64;
 // column of tiles run LIBXSMM's plain kernels block by block
 // (docs/experiments/2026-12-02-stall-by-block-zen5.md).
 constexpr int kByBlockRows = 512;
-
-// Splits [0, n) into `parts` nearly equal ranges; returns the start of `part`.
-std::int64_t split_point(std::int64_t n, std::int64_t parts, std::int64_t part) { return n * part / parts; }
 
 // The kernel family dispatch_kernels() (kernel_dispatch.cpp) builds for a map
 // whose A has leading dimension `lda`.

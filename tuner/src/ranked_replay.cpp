@@ -7,23 +7,11 @@
 
 #include "sfc/error.hpp"
 #include "sfc/ranked_search.hpp"
+#include "sfc/regret.hpp"
 #include "sfc/tuner.hpp"
 
 namespace sfc {
 namespace {
-
-// Linear interpolation between the closest ranks of sorted `v` (as regret.cpp).
-RegretSummary summarise(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto quantile = [&](double q) {
-    const double pos = q * double(v.size() - 1);
-    const std::size_t lo = std::size_t(pos), hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
-  };
-  double sum = 0;
-  for (double x : v) sum += x;
-  return {sum / double(v.size()), quantile(0.5), quantile(0.95), v.back()};
-}
 
 // The runs of one shape, drawn from its stored times.
 class RunDraws {

@@ -30,18 +30,18 @@ double quantile(const std::vector<double>& v, double q) {
   return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
 }
 
-RegretSummary summarise(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()), quantile(v, 0.5), quantile(v, 0.95),
-          v.back()};
-}
-
 using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, DType, int, Layout>;
 ShapeKey key_of(const TunedShape& t) {
   return {t.shape.m, t.shape.n, t.shape.k, t.dtype, t.threads, t.layout};
 }
 
 }  // namespace
+
+RegretSummary summarise(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()), quantile(v, 0.5), quantile(v, 0.95),
+          v.back()};
+}
 
 RegretReport evaluate_regret(const ConfigPredictor& predictor, std::vector<TunedShape> tests,
                              const ConfigTimer& time_missing) {

@@ -23,6 +23,10 @@ struct RegretSummary {
   double mean = 0, median = 0, p95 = 0, max = 0;  // fractions: 0.02 = 2% slower than the best
 };
 
+// Mean, median, p95 and max of `regrets` (not empty); quantiles interpolate
+// linearly between the closest ranks, as NumPy's default does.
+RegretSummary summarise(std::vector<double> regrets);
+
 struct ShapeRegret {
   TunedShape test;
   // By position in all_predictors; regret NaN where the predictor could not
