@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make pkg-config help2man libxsmm-dev libsqlite3-dev libnanoflann-dev libspdlog-dev
+packages=(g++ cmake make ninja-build pkg-config libxsmm-dev libsqlite3-dev libnanoflann-dev libspdlog-dev
           doctest-dev libhwloc-dev libcli11-dev nlohmann-json3-dev sqlite3 librsvg2-bin python3-numpy python3-pytest
           libopenblas-dev libblis-dev libdnnl-dev)  # the last three: peers for `sfc-tune bench`
 missing=()
@@ -21,7 +21,12 @@ if ((${#missing[@]})); then
 fi
 
 # SFC_CMAKE_ARGS: extra options, e.g. "-DSFC_NATIVE=ON" (CI passes -DSFC_WERROR=ON).
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${SFC_CMAKE_ARGS:-} >/dev/null
+# A new build folder uses Ninja: it compiles a target's files while the
+# libraries it links are still building, which make does not; a folder
+# configured earlier keeps its generator (CMake refuses to change it).
+generator=()
+[ -f build/CMakeCache.txt ] || generator=(-G Ninja)
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release ${SFC_CMAKE_ARGS:-} >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build build -j"$(nproc)" "${targets[@]}"
