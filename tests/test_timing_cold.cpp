@@ -86,6 +86,21 @@ TEST_CASE("timing: a larger shape fills only what the smaller one before it did 
   CHECK((sfc::timing_costs() - start).filled_bytes > small_bytes);
 }
 
+TEST_CASE("timing: C rotates over as many sets as stream the cold footprint, not one per input set") {
+  small_cold_footprint();
+  sfc::GemmPlan thin = plan_of({512, 512, 8});  // A and B 16 KiB a set, C 1 MiB
+  const sfc::ColdOperands o(thin, sfc::Layout::row_major, 1000);
+  constexpr std::size_t c_bytes = 512 * 512 * 4;
+  check_cold(o, 512 * 8 * 4, 8 * 512 * 4);
+  CHECK(o.sets() > o.c_sets());
+  CHECK(std::size_t(o.c_sets()) * c_bytes >= kCold);
+  CHECK(o.c_sets() <= int(kCold / c_bytes) + 1);
+  for (int i = 0; i + 1 < o.c_sets(); ++i)
+    CHECK(static_cast<const unsigned char*>(o.c(i + 1)) >=
+          static_cast<const unsigned char*>(o.c(i)) + c_bytes);
+  CHECK(o.c(o.c_sets()) == o.c(0));
+}
+
 TEST_CASE("timing: two live cold operand sets never share memory") {
   small_cold_footprint();
   sfc::GemmPlan plan = plan_of({64, 64, 64});

@@ -60,6 +60,7 @@ struct SharedColdMemory {
   AlignedBuffer inputs, outputs;
   DType input_dtype = DType::f32;
   std::size_t inputs_filled = 0;
+  std::size_t outputs_touched = 0;  // zeroed once, so that no page faults inside a timed run
 };
 
 SharedColdMemory& shared_cold_memory() {
@@ -269,26 +270,44 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
       std::max<std::size_t>(1, std::size_t(half_memory() / double(set_stride_ + c_bytes_)));
   sets_ = int(std::min({wanted, std::size_t(std::max(runs, 1)), affordable}));
   flush_bytes_ = std::size_t(sets_) * set_stride_ < cold ? cold : 0;
+  // C has sets of its own, as many as stream the cold footprint (one more for
+  // the partial last): a thin K's sets of A and B are small, its C is not.
+  c_sets_ = int(std::min(std::size_t(sets_), (cold + c_bytes_ - 1) / c_bytes_ + 1));
   const std::size_t input_bytes = std::size_t(sets_) * set_stride_,
-                    output_bytes = std::size_t(sets_) * c_bytes_;
+                    output_bytes = std::size_t(c_sets_) * c_bytes_;
+  // The shared memory serves inputs, and separately outputs, up to twice the
+  // cold footprint (more is one large shape's, not worth keeping for the
+  // process): a shape whose C sets are large still reuses the filled inputs.
+  const std::size_t keep = 2 * std::max(cold, std::size_t(64) << 20);
   try {
-    // The shared memory serves sets up to twice the cold footprint (more is
-    // one large shape's, not worth keeping for the process).
     SharedColdMemory& shared = shared_cold_memory();
     std::unique_lock lock(shared.mutex);
-    if (!shared.leased && input_bytes + output_bytes <= 2 * std::max(cold, std::size_t(64) << 20)) {
+    if (!shared.leased && input_bytes <= keep) {
+      // Room for the next shapes: their sets differ from these by a stride or
+      // so, and a buffer that grows is filled again from its start.
+      const auto capacity = [&](std::size_t bytes) {
+        return std::min(keep, std::max(bytes, cold + cold / 2));
+      };
       if (shared.input_dtype != dt) shared.inputs_filled = 0;
       if (shared.inputs.bytes() < input_bytes) {
         shared.inputs = AlignedBuffer();  // free before allocating the larger one
-        shared.inputs = AlignedBuffer(input_bytes);
+        shared.inputs = AlignedBuffer(capacity(input_bytes));
         shared.inputs_filled = 0;
       }
-      if (shared.outputs.bytes() < output_bytes) {
-        shared.outputs = AlignedBuffer();
-        shared.outputs = AlignedBuffer(output_bytes);
-        zero(shared.outputs.as<unsigned char>(), 0, output_bytes);
-      } else if (call.beta != 0) {
-        zero(shared.outputs.as<unsigned char>(), 0, output_bytes);  // C is read: start from zero as before
+      if (output_bytes > keep) {
+        own_outputs_ = AlignedBuffer(output_bytes);
+        zero(own_outputs_.as<unsigned char>(), 0, output_bytes);
+        outputs_ = own_outputs_.as<unsigned char>();
+      } else {
+        if (shared.outputs.bytes() < output_bytes) {
+          shared.outputs = AlignedBuffer();
+          shared.outputs = AlignedBuffer(capacity(output_bytes));
+          shared.outputs_touched = 0;
+        }
+        if (call.beta != 0) shared.outputs_touched = 0;  // C is read: start from zero as before
+        zero(shared.outputs.as<unsigned char>(), shared.outputs_touched, output_bytes);
+        shared.outputs_touched = std::max(shared.outputs_touched, output_bytes);
+        outputs_ = shared.outputs.as<unsigned char>();
       }
       // Only what no earlier ColdOperands of this input type filled.
       fill_inputs(shared.inputs.as<unsigned char>(), shared.inputs_filled, input_bytes, dt, seed, threads_);
@@ -297,7 +316,6 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
       shared.leased = true;
       flush_first_ = true;
       inputs_ = shared.inputs.as<unsigned char>();
-      outputs_ = shared.outputs.as<unsigned char>();
       shared_lease_ = std::shared_ptr<void>(&shared, [](void* memory) {
         auto* m = static_cast<SharedColdMemory*>(memory);
         const std::lock_guard release(m->mutex);
@@ -310,7 +328,8 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
     own_outputs_ = AlignedBuffer(output_bytes);
   } catch (const std::bad_alloc&) {
     throw Error("out of memory allocating " + std::to_string(sets_) + " input sets of " +
-                std::to_string((set_stride_ + c_bytes_) >> 20) + " MiB");
+                std::to_string(set_stride_ >> 20) + " MiB and " + std::to_string(c_sets_) + " outputs of " +
+                std::to_string(c_bytes_ >> 20) + " MiB");
   }
   inputs_ = own_inputs_.as<unsigned char>();
   outputs_ = own_outputs_.as<unsigned char>();
@@ -320,8 +339,8 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
 
 const void* ColdOperands::a(int set) const { return inputs_ + std::size_t(set) * set_stride_; }
 const void* ColdOperands::b(int set) const { return inputs_ + std::size_t(set) * set_stride_ + a_bytes_; }
-void* ColdOperands::c(int set) { return outputs_ + std::size_t(set) * c_bytes_; }
-const void* ColdOperands::c(int set) const { return outputs_ + std::size_t(set) * c_bytes_; }
+void* ColdOperands::c(int set) { return outputs_ + std::size_t(set % c_sets_) * c_bytes_; }
+const void* ColdOperands::c(int set) const { return outputs_ + std::size_t(set % c_sets_) * c_bytes_; }
 
 Timing ColdOperands::time(GemmPlan& plan, int warmup, int reps, double budget_seconds) {
   GemmPlan* const plans[] = {&plan};

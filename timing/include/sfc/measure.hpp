@@ -154,6 +154,9 @@ class ColdOperands {
                            const std::atomic<bool>* stop = nullptr, int min_reps = 1);
 
   int sets() const { return sets_; }
+  // The distinct C matrices the sets rotate over: enough to stream the cold
+  // footprint, never more than the sets (set i writes C number i % c_sets()).
+  int c_sets() const { return c_sets_; }
   // The bytes flushed before each rotation over the sets (0: the sets alone
   // are the cold footprint).
   std::size_t flush_bytes() const { return flush_bytes_; }
@@ -170,7 +173,7 @@ class ColdOperands {
  private:
   Layout layout_;
   GemmArguments call_;
-  int sets_ = 0;
+  int sets_ = 0, c_sets_ = 0;
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   std::size_t set_stride_ = 0;
