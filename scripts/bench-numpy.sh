@@ -48,7 +48,7 @@ first_in_line() {
 }
 run() { first_in_line env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@" /usr/bin/python3 "$script" "$dtype" $shapes; }
 echo "# $(date -u +%F) $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; numpy $(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)'), $dtype"
-echo "# command: bash scripts/bench-numpy.sh \"$1\" (SFC_BLAS_MIN_FLOPS=${SFC_BLAS_MIN_FLOPS:-default}, SFC_TUNING=${SFC_TUNING:-unset}, PASSES=$passes)"
+echo "# command: bash scripts/bench-numpy.sh${1:+ \"$1\"} (SFC_BLAS_MIN_FLOPS=${SFC_BLAS_MIN_FLOPS:-default}, SFC_TUNING=${SFC_TUNING:-unset}, PASSES=$passes)"
 out=$(mktemp -d)
 trap 'rm -rf "$script" "$out"' EXIT
 for ((p = 0; p < passes; ++p)); do

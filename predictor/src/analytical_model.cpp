@@ -34,7 +34,6 @@ bool thin_for_rounds(const GemmShape& shape) { return std::min(shape.m, shape.n)
 // row-major call is the transpose, and plain operands take tall tiles or thin
 // columns (core/src/blocking.cpp), so that 2491x7x4183 row-major runs one row
 // of 312 tiles 7 x 8, not one column of 39 tiles 64 x 7. Priced on the grid
-// of 312 tiles 7 x 8, not one column of 39 tiles 64 x 7. Priced on the grid
 // that runs, the model chose better where a single layer wins (a small N),
 // worse where layers win over a long K (a small M) for a reason the roofline
 // does not price; elsewhere the blocked grid of the shape measured better
