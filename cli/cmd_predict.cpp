@@ -619,35 +619,7 @@ void add_predict_commands(CLI::App& app) {
                  "With --replay: share of drawn runs that are slow outliers (20% to 100% over)")
       ->check(real_range(0.0, 1.0))
       ->capture_default_str();
-  ev->add_option("--min-shortlist", e->replay_options.ranking.min_shortlist,
-                 "With --replay: configurations ranked first that are screened at full confidence")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  ev->add_option("--max-shortlist", e->replay_options.ranking.max_shortlist, "With --replay: ... and at none")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  ev->add_option("--climb", e->replay_options.race.climb,
-                 "With --replay: times the screen leader's grid neighbours are screened too")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  ev->add_option("--screen-drop", e->replay_options.race.screen_drop,
-                 "With --replay: configurations screened beyond (1 + this) x the best screen are dropped")
-      ->check(real_range(0.0, 100.0))
-      ->capture_default_str();
-  ev->add_option("--round-reps", e->replay_options.race.round_reps, "With --replay: runs per race round")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  ev->add_option("--max-rounds", e->replay_options.race.max_rounds, "With --replay: race rounds at most")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  ev->add_option("--noise-multiple", e->replay_options.race.noise_multiple,
-                 "With --replay: the leader wins once ahead by this many units of the measured noise")
-      ->check(real_range(0.0, 100.0))
-      ->capture_default_str();
-  ev->add_option("--min-gap", e->replay_options.race.min_gap,
-                 "With --replay: ... and by at least this fraction")
-      ->check(real_range(0.0, 10.0))
-      ->capture_default_str();
+  add_ranked_search_options(*ev, e->replay_options.ranking, e->replay_options.race, "With --replay");
   ev->add_flag("--no-model", e->no_model, "With --replay: rank without the analytical model");
   ev->add_flag("--per-shape", e->per_shape, "With --replay: a line per shape too");
   ev->callback([e, test_db, test_shapes, holdout, train_max, replay] {

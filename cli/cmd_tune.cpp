@@ -333,6 +333,37 @@ void run_tune(const TuneArgs& a) {
 
 }  // namespace
 
+void add_ranked_search_options(CLI::App& cmd, RankingOptions& ranking, RaceOptions& race,
+                               const std::string& when) {
+  cmd.add_option("--min-shortlist", ranking.min_shortlist,
+                 when + ": configurations screened when the ranking is sure")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--max-shortlist", ranking.max_shortlist, when + ": configurations screened when it is not")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--climb", race.climb, when + ": times the screen leader's grid neighbours are screened too")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd.add_option("--screen-drop", race.screen_drop,
+                 when + ": configurations screened beyond (1 + this) x the best screen drop out")
+      ->check(real_range(0.0, 100.0))
+      ->capture_default_str();
+  cmd.add_option("--round-reps", race.round_reps, when + ": timed runs per race round")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--max-rounds", race.max_rounds, when + ": race rounds at most")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--noise-multiple", race.noise_multiple,
+                 when + ": the leader wins once ahead by this many units of the shape's measured noise")
+      ->check(real_range(0.0, 100.0))
+      ->capture_default_str();
+  cmd.add_option("--min-gap", race.min_gap, when + ": ... and by at least this fraction")
+      ->check(real_range(0.0, 10.0))
+      ->capture_default_str();
+}
+
 void add_tune_command(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -390,37 +421,7 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--prior", a->prior,
                   "With --search ranked: a database or table (any machine's) whose tuned shapes rank too");
-  cmd->add_option("--min-shortlist", a->ranking.min_shortlist,
-                  "With --search ranked: configurations screened when the ranking is sure")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--max-shortlist", a->ranking.max_shortlist,
-                  "With --search ranked: configurations screened when it is not")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  cmd->add_option("--climb", a->race.climb,
-                  "With --search ranked: times the screen leader's grid neighbours are screened too")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  cmd->add_option(
-         "--screen-drop", a->race.screen_drop,
-         "With --search ranked: configurations screened beyond (1 + this) x the best screen drop out")
-      ->check(real_range(0.0, 100.0))
-      ->capture_default_str();
-  cmd->add_option("--round-reps", a->race.round_reps, "With --search ranked: timed runs per race round")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--max-rounds", a->race.max_rounds, "With --search ranked: race rounds at most")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--noise-multiple", a->race.noise_multiple,
-                  "With --search ranked: the leader wins once ahead by this many units of the shape's "
-                  "measured noise")
-      ->check(real_range(0.0, 100.0))
-      ->capture_default_str();
-  cmd->add_option("--min-gap", a->race.min_gap, "With --search ranked: ... and by at least this fraction")
-      ->check(real_range(0.0, 10.0))
-      ->capture_default_str();
+  add_ranked_search_options(*cmd, a->ranking, a->race, "With --search ranked");
   cmd->add_flag("--force", a->force, "Measure shapes again even if the database already has them");
   cmd->add_option("--shard", a->shard,
                   "I/N: tune only every N-th shape of the grid, starting at shape I (0-based)");

@@ -13,6 +13,11 @@
 #include <string>
 #include <vector>
 
+namespace sfc {
+struct RankingOptions;  // sfc/config_ranking.hpp
+struct RaceOptions;     // sfc/racing.hpp
+}  // namespace sfc
+
 namespace sfc::cli {
 
 using json = nlohmann::ordered_json;  // keys print in the order written
@@ -82,6 +87,11 @@ void add_predict_commands(CLI::App& app);  // cmd_predict.cpp: query, calibrate,
 void add_bench_command(CLI::App& app);     // cmd_bench.cpp
 void add_record_commands(CLI::App& app);   // cmd_record.cpp: record show
 void add_help_command(CLI::App& app);      // cmd_help.cpp: help [environment|commands|COMMAND]
+
+// The ranked search's thresholds (--min-shortlist ... --min-gap), for tune
+// and for evaluate's replay; `when` starts each description ("With --replay").
+void add_ranked_search_options(CLI::App& cmd, RankingOptions& ranking, RaceOptions& race,
+                               const std::string& when);  // cmd_tune.cpp
 
 // The exit-status and environment block (from sfc::settings()): the end of
 // sfc-tune --help, and all of sfc-tune help environment. cmd_help.cpp.
