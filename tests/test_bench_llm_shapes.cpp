@@ -19,9 +19,10 @@ std::vector<sfc::GemmShape> load(const std::string& name) {
 }  // namespace
 
 TEST_CASE("data: the LLM shape sets, in both orientations, prefill and decode") {
-  for (const auto& [stem, token_counts] :
-       {std::pair<std::string, std::set<std::int64_t>>{"llm", {256, 512, 1024, 2048, 4096}},
-        std::pair<std::string, std::set<std::int64_t>>{"llm-decode", {1, 8, 32, 64}}}) {
+  for (const auto& set : {std::pair<std::string, std::set<std::int64_t>>{"llm", {256, 512, 1024, 2048, 4096}},
+                          std::pair<std::string, std::set<std::int64_t>>{"llm-decode", {1, 8, 32, 64}}}) {
+    const std::string& stem = set.first;  // not a structured binding: CAPTURE's lambda takes it (clang 14)
+    const std::set<std::int64_t>& token_counts = set.second;
     CAPTURE(stem);
     const std::vector<sfc::GemmShape> numpy = load(stem + ".shapes");
     const std::vector<sfc::GemmShape> torch = load(stem + "-torch.shapes");

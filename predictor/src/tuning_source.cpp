@@ -282,7 +282,9 @@ std::vector<TuningTable> load_folder(const std::string& folder, const PlatformCh
         continue;
       }
       const bool had_shapes = !table.shapes.empty();
-      std::erase_if(table.shapes, [&](const TunedShape& shape) { return shape.dtype != key.second; });
+      // A copy: clang 14 cannot capture a structured binding.
+      const DType dtype = key.second;
+      std::erase_if(table.shapes, [dtype](const TunedShape& shape) { return shape.dtype != dtype; });
       if (had_shapes && table.shapes.empty()) {  // misnamed: its name says a dtype it does not hold
         t.problem = "it holds no " + std::string(to_string(key.second)) + " shapes, though its name says so";
         if (say)
