@@ -74,8 +74,8 @@ std::vector<Knobs> OnlineTuner::candidates(const TuningKey& key, const Answer& p
   // machine is not calibrated (this machine's L2 sizes the k_block_factor).
   ModelPrediction model;
   model.seconds.fill(std::numeric_limits<double>::infinity());
-  model.config_seconds.fill(
-      1.0);  // no model: every configuration ties (the ranker's order is (1, 1), (1, 2), ...)
+  // No model: every configuration ties, and the ranker's order is (1, 1), (1, 2), ...
+  model.config_seconds.fill(1.0);
   try {
     model =
         AnalyticalModel(kNominalCalibration, l2_bytes_).predict(shape, key.dtype, key.threads, key.layout);
