@@ -131,11 +131,26 @@ void run_merge(const MergeArgs& a) {
       throw Error("merge: the output " + a.output + " is also an input");
     refuse_database_file_as_output(a.output, input, "merge");
   }
-  // Open (and so check) every input before the output is created or touched.
+  // Open (and so check) every input before the output is created or touched;
+  // a tuning table (a shipped one, extended with shapes tuned here) is read
+  // as `import` reads it.
   std::vector<TuningStore> inputs;
-  for (const std::string& input : a.inputs) inputs.emplace_back(input, TuningStore::Mode::read_only);
+  std::vector<std::string> tables;
+  for (const std::string& input : a.inputs) {
+    if (is_table_file(input)) {
+      check_import(input);
+      tables.push_back(input);
+    } else {
+      inputs.emplace_back(input, TuningStore::Mode::read_only);
+    }
+  }
   TuningStore output(a.output, TuningStore::Mode::create);
   ExchangeCounts total = merge_results(output, inputs);
+  for (const std::string& table : tables) {
+    const ExchangeCounts counts = import_results(output, table);
+    total.measurements += counts.measurements;
+    total.duplicates += counts.duplicates;
+  }
   total.platforms = static_cast<std::int64_t>(output.platforms().size());
   std::fprintf(out,
                "%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",
@@ -295,8 +310,9 @@ void add_store_commands(CLI::App& app) {
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<ImportArgs>();
-  CLI::App* imp = app.add_subcommand("import", "Read a csv or json export made with --all into a database");
-  imp->add_option("FILE", i->file, "The export to read")->required();
+  CLI::App* imp =
+      app.add_subcommand("import", "Read a csv or json export made with --all, or a tuning table, into a database");
+  imp->add_option("FILE", i->file, "The export or tuning table to read")->required();
   imp->add_option("--db", i->db, "Tuning database (created if absent)")->capture_default_str();
   imp->add_flag("--json", i->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   imp->callback([i] { run_import(*i); });
@@ -304,7 +320,7 @@ void add_store_commands(CLI::App& app) {
   auto m = std::make_shared<MergeArgs>();
   CLI::App* merge = app.add_subcommand(
       "merge", "Join databases (runs, shards, machines): every measurement is kept, winners are recomputed");
-  merge->add_option("INPUTS", m->inputs, "Databases to merge")->required();
+  merge->add_option("INPUTS", m->inputs, "Databases (or tuning tables) to merge")->required();
   merge->add_option("-o,--output", m->output, "Database to merge into (created if absent)")->required();
   merge->add_flag("--json", m->json, "stdout is one JSON summary object (the readable lines go to stderr)");
   merge->callback([m] { run_merge(*m); });

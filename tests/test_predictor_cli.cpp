@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "support.hpp"
 #include "test_db_support.hpp"
@@ -210,6 +211,71 @@ TEST_CASE("cli export: an older table is written again as a current one, csv fro
   CHECK(info["format"] == "table");
   CHECK(info["platforms"][0]["match"]["platform"] == "exact");
   CHECK(info["platforms"][0]["results"][0]["shapes"] == 27);
+}
+
+TEST_CASE("cli import and merge: a tuning table joins a database, and exports back as it was") {
+  const Tables t;
+  const test::TempDir dir;
+  // The table alone: every time comes back, the winners and the calibration too.
+  const std::string imported = dir.file("imported.db"), again = dir.file("again.table");
+  auto r = run_cli("import " + t.here + " --db " + imported + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const TuningTable original = TuningTable::load(t.here);
+  CHECK(last_json(r.output)["measurements"] == std::int64_t(original.shapes.size()) * kConfigCount);
+  r = run_cli("import " + t.here + " --db " + imported + " --json");  // twice adds nothing
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["measurements"] == 0);
+  r = run_cli("export --db " + imported + " --format table -o " + again);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  TuningTable back = TuningTable::load(again);
+  TuningTable sorted = original;
+  const auto by_shape = [](const TunedShape& x, const TunedShape& y) {
+    return std::tuple(x.shape.m, x.shape.n, x.shape.k) < std::tuple(y.shape.m, y.shape.n, y.shape.k);
+  };
+  std::sort(back.shapes.begin(), back.shapes.end(), by_shape);
+  std::sort(sorted.shapes.begin(), sorted.shapes.end(), by_shape);
+  CHECK(back.calibration.gamma_gflops_per_core == doctest::Approx(200));
+  REQUIRE(back.shapes.size() == original.shapes.size());
+  for (std::size_t i = 0; i < back.shapes.size(); ++i) {
+    CHECK(back.shapes[i].winner() == sorted.shapes[i].winner());
+    CHECK(back.shapes[i].seconds == sorted.shapes[i].seconds);
+  }
+  // A pruned or ranked table: a screen's time may read below the winner's,
+  // and the winner stays the table's.
+  TuningTable screened = original;
+  TunedShape& first = screened.shapes.front();
+  first.seconds[std::size_t(Knobs{4, 4}.index())] = first.seconds[std::size_t(first.winner().index())] / 2;
+  const std::string screened_path = dir.file("screened.table"), screened_db = dir.file("screened.db");
+  screened.save(screened_path);
+  r = run_cli("merge " + screened_path + " -o " + screened_db);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  r = run_cli("export --db " + screened_db + " --format table -o " + again);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  bool found = false;
+  for (const TunedShape& s : TuningTable::load(again).shapes)
+    if (to_string(s.shape) == to_string(first.shape)) {
+      found = true;
+      CHECK(s.winner() == first.winner());
+      CHECK(s.seconds == first.seconds);
+    }
+  CHECK(found);
+  // A table extended with a database's shapes: merge takes both.
+  std::vector<TunedShape> extra = {test::synthetic_shape({3000, 5000, 7000}, {1, 5})};
+  const std::string db = make_database(dir, "extra.db", extra), merged = dir.file("merged.db");
+  r = run_cli("merge " + t.here + " " + db + " -o " + merged);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  r = run_cli("query 3000 5000 7000 --threads 2 --db " + merged);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK_MESSAGE(r.output.find("k_layers=1 k_block_factor=5 (tier exact") != std::string::npos, r.output);
+  r = run_cli("db info --json --db " + merged);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(last_json(r.output)["platforms"][0]["results"][0]["shapes"] == original.shapes.size() + 1);
+  // A broken table is refused before the output exists.
+  const std::string broken = dir.file("broken.table"), none = dir.file("none.db");
+  std::ofstream(broken) << "sfc-table 3\nplatform\n";
+  r = run_cli("merge " + broken + " " + db + " -o " + none);
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(none));
 }
 
 TEST_CASE("cli export: --dtype keeps one element type, in a table and in csv") {

@@ -1,4 +1,4 @@
-// import_results: reads csv and json exports made with --all.
+// import_results: reads csv and json exports made with --all, and tuning tables.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -11,6 +11,7 @@
 #include "sfc/record_fields.hpp"
 #include "sfc/store_exchange.hpp"
 #include "sfc/text_file.hpp"
+#include "sfc/tuning_table.hpp"
 
 namespace sfc {
 namespace {
@@ -264,6 +265,52 @@ ImportBatch read_csv(const std::string& path, const std::string& text) {
   return batch;
 }
 
+// A tuning table holds each configuration's fastest run and no time stamps:
+// each time becomes one measurement of one run, stamped kTableTime -- older
+// than anything measured, so a database's own calibration stays, and
+// importing a table twice adds nothing. A time below the winner's (or equal,
+// of a configuration that would win the tie) can only be a screen, which
+// never wins, so it is imported as one: the winner stays the table's. The
+// table does not say which blocks ran or how the plan clamped: the block
+// rule's blocks here, knobs as requested.
+constexpr const char* kTableTime = "1970-01-01T00:00:00.000000Z";
+
+ImportBatch read_table(const std::string& path) {
+  const TuningTable table = TuningTable::load(path);
+  ImportBatch batch;
+  ImportBatch::PlatformPart& part = batch.platforms[table.platform.hash()];
+  part.platform = table.platform;
+  if (table.calibration.gamma_gflops_per_core > 0 || table.calibration.beta_gbytes_per_s > 0)
+    part.calibration = std::pair(table.calibration, std::string(kTableTime));
+  for (const TunedShape& tuned : table.shapes) {
+    const BlockSizes blocks = choose_blocks(tuned.shape, tuned.dtype, tuned.threads, tuned.layout);
+    const int won = tuned.winner().index();
+    const float winning = tuned.seconds[std::size_t(won)];
+    for (int i = 0; i < kConfigCount; ++i) {
+      const float seconds = tuned.seconds[std::size_t(i)];
+      if (!(seconds > 0)) continue;  // not measured (NaN)
+      const Knobs knobs = Knobs::at(i);
+      part.measurements.push_back({.shape = tuned.shape,
+                                   .dtype = tuned.dtype,
+                                   .threads = tuned.threads,
+                                   .layout = tuned.layout,
+                                   .k_layers = knobs.k_layers,
+                                   .k_block_factor = knobs.k_block_factor,
+                                   .effective_k_layers = knobs.k_layers,
+                                   .effective_k_block_factor = knobs.k_block_factor,
+                                   .blocks = blocks,
+                                   .warmup = 0,
+                                   .reps = 1,
+                                   .mean_s = seconds,
+                                   .min_s = seconds,
+                                   .stddev_s = 0,
+                                   .screening = seconds < winning || (seconds == winning && i < won),
+                                   .measured_at = kTableTime});
+    }
+  }
+  return batch;
+}
+
 }  // namespace
 
 namespace {
@@ -272,9 +319,7 @@ ImportBatch read_export(const std::string& path) {
   const std::string text = read_text_file(path);
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw Error(path + " is empty");
-  if (text.compare(first, 10, "sfc-table ") == 0)
-    throw Error(path +
-                " is a tuning table, which holds winners only; import a csv or json export made with --all");
+  if (text.compare(first, 10, "sfc-table ") == 0) return read_table(path);
   // Any JSON value (an object, an array, a string) is read as JSON, so that
   // its refusal speaks of JSON, not of a CSV missing its columns.
   return text[first] == '{' || text[first] == '[' || text[first] == '"' ? read_json(path, text)
