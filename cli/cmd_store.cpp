@@ -310,8 +310,8 @@ void add_store_commands(CLI::App& app) {
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<ImportArgs>();
-  CLI::App* imp =
-      app.add_subcommand("import", "Read a csv or json export made with --all, or a tuning table, into a database");
+  CLI::App* imp = app.add_subcommand(
+      "import", "Read a csv or json export made with --all, or a tuning table, into a database");
   imp->add_option("FILE", i->file, "The export or tuning table to read")->required();
   imp->add_option("--db", i->db, "Tuning database (created if absent)")->capture_default_str();
   imp->add_flag("--json", i->json, "stdout is one JSON summary object (the readable lines go to stderr)");
