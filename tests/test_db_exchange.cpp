@@ -117,7 +117,7 @@ TEST_CASE("exchange: a version 1 csv export, without layouts, imports as blocked
             ->k_layers == 1);
 }
 
-TEST_CASE("exchange: winners-only exports, tables and damaged files are refused, the store unchanged") {
+TEST_CASE("exchange: winners-only exports and damaged files and tables are refused, the store unchanged") {
   TempDir dir("exchange");
   TuningStore source(dir.file("a.db"), Mode::create);
   fill(source);
@@ -135,7 +135,9 @@ TEST_CASE("exchange: winners-only exports, tables and damaged files are refused,
                                .path = dir.file("t.table"),
                                .platform_hash = sfc::test::sample_platform(2).hash(),
                                .all = false});
-  CHECK(import_error(dir.file("t.table")).find("tuning table") != std::string::npos);
+  const std::string table = slurp(dir.file("t.table"));
+  sfc::test::write_file(dir.file("cut.table"), table.substr(0, table.rfind("\nshape ") + 1));
+  CHECK(import_error(dir.file("cut.table")).find("cut.table") != std::string::npos);
 
   export_to(source, ExportFormat::csv, dir.file("all.csv"));
   std::string csv = slurp(dir.file("all.csv"));
@@ -162,6 +164,16 @@ TEST_CASE("exchange: winners-only exports, tables and damaged files are refused,
   CHECK(import_error(dir.file("absent.csv")).find("cannot read") != std::string::npos);
 
   CHECK(target.platforms().empty());  // nothing of any refused file landed
+
+  // The whole table imports: the source's winners again.
+  sfc::import_results(target, dir.file("t.table"));
+  const std::string hash = sfc::test::sample_platform(2).hash();
+  const auto winners = target.winners({hash}), expected = source.winners({hash});
+  REQUIRE(winners.size() == expected.size());
+  for (std::size_t i = 0; i < winners.size(); ++i) {
+    CHECK(winners[i].k_layers == expected[i].k_layers);
+    CHECK(winners[i].k_block_factor == expected[i].k_block_factor);
+  }
 }
 
 TEST_CASE("exchange: exports to unwritable places fail cleanly, a table needs one platform") {
