@@ -153,7 +153,7 @@ void run_merge(const MergeArgs& a) {
   }
   total.platforms = static_cast<std::int64_t>(output.platforms().size());
   std::fprintf(out,
-               "%s: %lld measurements merged from %zu database(s) (%lld already present); %lld platform(s)\n",
+               "%s: %lld measurements merged from %zu input(s) (%lld already present); %lld platform(s)\n",
                a.output.c_str(), static_cast<long long>(total.measurements), a.inputs.size(),
                static_cast<long long>(total.duplicates), static_cast<long long>(total.platforms));
   if (a.json)
