@@ -373,7 +373,13 @@ TEST_CASE(
 TEST_CASE("online tuning: two threads calling one untuned shape tune it once") {
   TempDir dir("online-threads");
   const std::string db = dir.file("online.db");
-  CliProcess run({"gemm2", "40", "64", "64", "4096"}, dir.file("threads"),
+  // Each thread's call measures only while the other is not measuring, so the
+  // two may get as few as half their calls measured: each makes twice what
+  // tuning the shape takes (6 candidates x 3 rounds x 2 calls: 40 calls
+  // left it untuned now and then, with no database written).
+  using sfc::OnlineTuner;
+  const int calls = 2 * int(OnlineTuner::kShortlist) * OnlineTuner::kRounds * OnlineTuner::kCallsPerRound + 8;
+  CliProcess run({"gemm2", std::to_string(calls), "64", "64", "4096"}, dir.file("threads"),
                  {"SFC_TUNE=online", "SFC_TUNE_DB=" + db, "SFC_TUNE_BUDGET_MS=60000"}, SFC_RECORD_DRIVER);
   CHECK(run.wait() == 0);
   CHECK(run.err() == "");
