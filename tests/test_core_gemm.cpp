@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -139,10 +140,12 @@ TEST_CASE("gemm() writes C of tight plain matrices in place, ragged or not, for 
   r.k_block_factor = 1;
   r.shape = exact.shape;
   r.dtype = DType::bf16;  // A in VNNI pairs, packed; B and C in place as for fp32
+  std::optional<GemmPlan> bf16;
   try {
-    CHECK(GemmPlan(r).copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});
+    bf16.emplace(r);
   } catch (const Error&) {  // no bf16 kernels on this CPU
   }
+  if (bf16) CHECK(bf16->copies(Layout::col_major, 64, 128, 64) == GemmCopies{true, false, false});
 }
 
 TEST_CASE("core's own kernels: one-row tiles, and one column of tiles read in place, for every entry") {

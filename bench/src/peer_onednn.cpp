@@ -34,6 +34,14 @@ class OneDnnPeer final : public GemmPeer {
         omp_set_num_threads_(library_.require<void (*)(int)>("omp_set_num_threads")) {
     const DnnlVersion* v = library_.require<const DnnlVersion* (*)()>("dnnl_version")();
     version_ = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    // oneDNN exports the bf16 entry everywhere but implements it only on
+    // AVX-512 CPUs (dnnl_unimplemented on AVX2): ask it once, on one element.
+    if (gemm_bf16_) {
+      const std::uint16_t one = 0x3f80;  // 1.0 in bfloat16
+      float out = 0;
+      if (gemm_bf16_('N', 'N', 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &out, 1) != 0 || out != 1.0f)
+        gemm_bf16_ = nullptr;
+    }
   }
 
   std::string_view name() const override { return "onednn"; }
@@ -74,7 +82,7 @@ class OneDnnPeer final : public GemmPeer {
  private:
   SharedLibrary library_;
   Sgemm sgemm_;
-  GemmBf16 gemm_bf16_;  // absent from oneDNN builds without bf16 support
+  GemmBf16 gemm_bf16_;  // null where the build or the CPU has no bf16 GEMM
   void (*omp_set_num_threads_)(int);
   std::string version_;
 };
