@@ -252,7 +252,9 @@ TEST_CASE("source: a folder with nothing for this machine is refused, naming wha
   const test::TempDir dir;
   unsetenv("SFC_PLATFORM");
   CHECK(kind_of_failure(dir.path().string()) == Kind::unreadable);  // empty
-  const std::string foreign = save_fleet_table(dir, test::foreign_machine(2), DType::f32, "", {100, 50});
+  const Platform other = test::foreign_machine(2);
+  save_fleet_table(dir, other, DType::f32, "", {100, 50});
+  save_fleet_table(dir, other, DType::f32, "-small", {100, 50});
   std::ofstream(dir.file("broken.table")) << "hello\n";
   try {
     load_tuning_tables(dir.path().string());
@@ -260,9 +262,12 @@ TEST_CASE("source: a folder with nothing for this machine is refused, naming wha
   } catch (const SourceError& e) {
     CHECK(e.kind() == Kind::platform);
     const std::string what = e.what();
-    CHECK(what.find(foreign) != std::string::npos);
-    CHECK(what.find("foreign") != std::string::npos);
-    CHECK(what.find("broken.table") != std::string::npos);
+    // A machine's tables are named once, with how it differs from this one.
+    CHECK(what.find("2 tables of " + other.hash()) != std::string::npos);
+    CHECK(what.find(other.hash(), what.find(other.hash()) + 1) == std::string::npos);
+    CHECK(what.find("foreign (") != std::string::npos);
+    CHECK(what.find("broken.table is unreadable") != std::string::npos);
+    CHECK(what.find("--search ranked") != std::string::npos);
   }
   CHECK(load_tuning_tables(dir.path().string(), PlatformChoice::parse("any")).size() == 1);
 }

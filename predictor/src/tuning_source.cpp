@@ -245,21 +245,33 @@ SourceError nothing_usable(const std::string& folder, const Survey& s, const Pla
                      (choice.kind == PlatformChoice::Kind::hash ? "platform " + choice.hash
                                                                 : "this machine " + describe(here)) +
                      ":";
-  bool platform_refused = false;
+  // One entry per platform (a machine ships several tables), then each unreadable file.
+  std::vector<std::pair<const FolderTable*, int>> platforms;  // the first table of each, and the count
+  std::string unreadable;
   for (const FolderTable& t : s.tables) {
-    text += " " + fs::path(t.file).filename().string();
     if (!t.platform || !t.problem.empty()) {
-      text += " is unreadable (" + t.problem + ");";
+      unreadable += " " + fs::path(t.file).filename().string() + " is unreadable (" + t.problem + ");";
       continue;
     }
-    platform_refused = true;
-    text += " is " + describe(*t.platform) + ", " + std::string(to_string(*t.match));
-    if (*t.match != PlatformMatch::exact)
-      text += " (" + compare_platforms(*t.platform, here).describe() + ")";
+    const auto seen = std::ranges::find_if(
+        platforms, [&](const auto& p) { return p.first->platform->hash() == t.platform->hash(); });
+    if (seen == platforms.end())
+      platforms.emplace_back(&t, 1);
+    else
+      ++seen->second;
+  }
+  const bool platform_refused = !platforms.empty();
+  for (const auto& [t, count] : platforms) {
+    text += " " + std::to_string(count) + (count == 1 ? " table" : " tables") + " of " +
+            describe(*t->platform) + ", " + std::string(to_string(*t->match));
+    if (*t->match != PlatformMatch::exact)
+      text += " (" + compare_platforms(*t->platform, here).describe() + ")";
     text += ";";
   }
+  text += unreadable;
   if (platform_refused && choice.kind == PlatformChoice::Kind::this_machine)
-    text += " use --platform any (or SFC_PLATFORM=any) to use a foreign one anyway";
+    text += " tune this machine (sfc-tune tune --search ranked, docs/tuning.md) or use --platform any (or "
+            "SFC_PLATFORM=any) to use a foreign one anyway";
   return SourceError(platform_refused ? Kind::platform : Kind::corrupt, text);
 }
 
