@@ -126,6 +126,40 @@ TEST_CASE("ranking: another machine's neighbour weighs less and adds no confiden
         sfc::rank_configs(shape, nullptr, only_own).confidence);
 }
 
+TEST_CASE("ranking: the model weighs less where its picks lost on the shapes tuned here") {
+  const sfc::AnalyticalModel model(sfc::kNominalCalibration, std::size_t(1) << 20);
+  const auto pick_of = [&](const sfc::GemmShape& s) {
+    const sfc::ModelPrediction p = model.predict(s, sfc::DType::f32, 2);
+    return Knobs::at(int(std::ranges::min_element(p.config_seconds) - p.config_seconds.begin()));
+  };
+  const sfc::GemmShape a{512, 512, 512}, b{512, 512, 1024}, shape{512, 512, 700};
+  const auto far_from = [](Knobs k) { return Knobs{k.k_layers > 4 ? 1 : 8, k.k_block_factor > 4 ? 1 : 8}; };
+  const auto context = [&](bool right, double trust) {
+    sfc::RankingOptions options;
+    options.model_trust = trust;
+    sfc::RankingContext c(model, options);
+    for (const sfc::GemmShape& s : {a, b}) c.add(s, bowl(right ? pick_of(s) : far_from(pick_of(s))));
+    return c;
+  };
+  const sfc::RankingContext right = context(true, 0.03), wrong = context(false, 0.03);
+  // Its picks timed as the tuned shapes were: no loss where they won, a clear one where they did not.
+  std::vector<sfc::RankingNeighbour> won{{.shape = a, .seconds = bowl(pick_of(a))},
+                                         {.shape = b, .seconds = bowl(pick_of(b))}};
+  CHECK(right.model_regret(won, sfc::DType::f32, 2, sfc::Layout::blocked) == doctest::Approx(0));
+  std::vector<sfc::RankingNeighbour> lost{{.shape = a, .seconds = bowl(far_from(pick_of(a)))},
+                                          {.shape = b, .seconds = bowl(far_from(pick_of(b)))}};
+  CHECK(wrong.model_regret(lost, sfc::DType::f32, 2, sfc::Layout::blocked) > 0.3);
+  lost.pop_back();  // one shape is no record yet
+  CHECK(wrong.model_regret(lost, sfc::DType::f32, 2, sfc::Layout::blocked) == 0);
+  // The ranking follows the tuned shapes more once the model has lost: the
+  // model's own pick for the shape drops back.
+  const Knobs model_pick = pick_of(shape);
+  const double trusted = context(false, 0).rank(shape, sfc::DType::f32, 2, sfc::Layout::blocked)
+                             .score[model_pick.index()];
+  const double doubted = wrong.rank(shape, sfc::DType::f32, 2, sfc::Layout::blocked).score[model_pick.index()];
+  CHECK(doubted > trusted);
+}
+
 TEST_CASE("ranking: nearest neighbours and the spread order") {
   const std::vector<sfc::RankingNeighbour> tuned{{.shape = {64, 64, 64}, .seconds = bowl({1, 1})},
                                                  {.shape = {1024, 1024, 1024}, .seconds = bowl({1, 1})},

@@ -29,14 +29,40 @@ void RankingContext::add(const GemmShape& shape, std::span<const Measurement> me
   add(shape, full);
 }
 
+double RankingContext::model_regret(std::span<const RankingNeighbour> near, DType dtype, int threads,
+                                    Layout layout) const {
+  double sum = 0;
+  int count = 0;
+  for (const RankingNeighbour& n : near) {
+    std::vector<double> known;
+    for (double v : n.seconds)
+      if (std::isfinite(v)) known.push_back(v);
+    if (known.empty()) continue;
+    std::sort(known.begin(), known.end());
+    const ModelPrediction p = model_->predict(n.shape, dtype, threads, layout);
+    const auto pick = std::ranges::min_element(p.config_seconds) - p.config_seconds.begin();
+    // A pick the search did not time ranked below what it timed: its median.
+    const double seconds = n.seconds[std::size_t(pick)];
+    sum += (std::isfinite(seconds) ? seconds : known[known.size() / 2]) / known.front() - 1;
+    ++count;
+  }
+  return count >= kModelRecordShapes ? sum / count : 0;
+}
+
 ConfigRanking RankingContext::rank(const GemmShape& shape, DType dtype, int threads, Layout layout) const {
   std::optional<ModelPrediction> prediction;
   if (model_) prediction = model_->predict(shape, dtype, threads, layout);
   const std::size_t count = kRankingNeighbours;
   std::vector<RankingNeighbour> near = nearest_neighbours(shape, tuned_, count);
+  // The model weighs less where its picks lost on the nearest shapes tuned
+  // here: on a machine it describes badly, it would keep the right
+  // configurations off short lists that its neighbours alone would have made.
+  RankingOptions options = options_;
+  if (model_ && options.model_trust > 0)
+    options.model_weight *= std::exp(-model_regret(near, dtype, threads, layout) / options.model_trust);
   const std::vector<RankingNeighbour> far = nearest_neighbours(shape, foreign_, count);
   near.insert(near.end(), far.begin(), far.end());
-  return rank_configs(shape, prediction ? &*prediction : nullptr, near, options_);
+  return rank_configs(shape, prediction ? &*prediction : nullptr, near, options);
 }
 
 std::vector<GemmShape> RankingContext::shapes(bool with_foreign) const {

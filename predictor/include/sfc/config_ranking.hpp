@@ -51,6 +51,10 @@ struct RankingOptions {
   // machine's foreign_weight times that, the model model_weight (chosen on
   // replays: docs/experiments/2026-12-07-ranked-search-replay.md).
   double model_weight = 0.3;
+  // RankingContext scales model_weight by exp(-r / model_trust), r the mean
+  // regret of the model's picks on the nearest shapes tuned on this machine;
+  // 0: a fixed weight.
+  double model_trust = 0.03;
   double foreign_weight = 0.25;
   double margin_scale = 0.05;   // a log-time margin this large is full confidence
   double distance_scale = 1.0;  // proximity part: exp(-distance / this)

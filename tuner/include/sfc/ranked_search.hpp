@@ -29,6 +29,8 @@ inline bool same_shape(const GemmShape& a, const GemmShape& b) {
 // How many tuned neighbours a ranking consults, of this machine and as many
 // of others'.
 inline constexpr std::size_t kRankingNeighbours = 8;
+// Tuned neighbours the model's track record needs before it counts.
+inline constexpr int kModelRecordShapes = 2;
 
 class RankingContext {
  public:
@@ -47,6 +49,10 @@ class RankingContext {
 
   std::vector<GemmShape> shapes(bool with_foreign = true) const;  // the tuned shapes added so far
   bool has_model() const { return model_.has_value(); }
+
+  // The mean regret of the model's pick on `near` (tuned shapes: a pick they
+  // did not time counts at their median time); 0 below kModelRecordShapes.
+  double model_regret(std::span<const RankingNeighbour> near, DType dtype, int threads, Layout layout) const;
 
  private:
   std::optional<AnalyticalModel> model_;
