@@ -78,8 +78,9 @@ TEST_CASE("platform: the hash covers the hardware and threads, not the compiler 
   CHECK(machine("zen5-2core-twin").hash() == a.hash());  // another machine of the same kind
   for (auto edit : {+[](Platform& p) { p.threads = 4; }, +[](Platform& p) { p.cores = 4; },
                     +[](Platform& p) { p.l3_bytes = 0; }, +[](Platform& p) { p.numa_nodes = 2; },
-                    +[](Platform& p) { p.isa = p.isa == "hsw" ? "skx" : "hsw"; }, +[](Platform& p) { p.cpu_model += "!"; },
-                    +[](Platform& p) { p.l1d_bytes = 1; }, +[](Platform& p) { p.l2_bytes = 1; }}) {
+                    +[](Platform& p) { p.isa = p.isa == "hsw" ? "skx" : "hsw"; },
+                    +[](Platform& p) { p.cpu_model += "!"; }, +[](Platform& p) { p.l1d_bytes = 1; },
+                    +[](Platform& p) { p.l2_bytes = 1; }}) {
     Platform c = a;
     edit(c);
     CHECK(c.hash() != a.hash());

@@ -154,9 +154,10 @@ TEST_CASE("ranking: the model weighs less where its picks lost on the shapes tun
   // The ranking follows the tuned shapes more once the model has lost: the
   // model's own pick for the shape drops back.
   const Knobs model_pick = pick_of(shape);
-  const double trusted = context(false, 0).rank(shape, sfc::DType::f32, 2, sfc::Layout::blocked)
-                             .score[model_pick.index()];
-  const double doubted = wrong.rank(shape, sfc::DType::f32, 2, sfc::Layout::blocked).score[model_pick.index()];
+  const double trusted =
+      context(false, 0).rank(shape, sfc::DType::f32, 2, sfc::Layout::blocked).score[model_pick.index()];
+  const double doubted =
+      wrong.rank(shape, sfc::DType::f32, 2, sfc::Layout::blocked).score[model_pick.index()];
   CHECK(doubted > trusted);
 }
 

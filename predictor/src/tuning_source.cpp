@@ -270,8 +270,9 @@ SourceError nothing_usable(const std::string& folder, const Survey& s, const Pla
   }
   text += unreadable;
   if (platform_refused && choice.kind == PlatformChoice::Kind::this_machine)
-    text += " tune this machine (sfc-tune tune --search ranked, docs/tuning.md) or use --platform any (or "
-            "SFC_PLATFORM=any) to use a foreign one anyway";
+    text +=
+        " tune this machine (sfc-tune tune --search ranked, docs/tuning.md) or use --platform any (or "
+        "SFC_PLATFORM=any) to use a foreign one anyway";
   return SourceError(platform_refused ? Kind::platform : Kind::corrupt, text);
 }
 
