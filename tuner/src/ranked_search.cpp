@@ -31,6 +31,7 @@ void RankingContext::add(const GemmShape& shape, std::span<const Measurement> me
 
 double RankingContext::model_regret(std::span<const RankingNeighbour> near, DType dtype, int threads,
                                     Layout layout) const {
+  if (!model_) return 0;
   double sum = 0;
   int count = 0;
   for (const RankingNeighbour& n : near) {

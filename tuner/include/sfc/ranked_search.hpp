@@ -51,7 +51,8 @@ class RankingContext {
   bool has_model() const { return model_.has_value(); }
 
   // The mean regret of the model's pick on `near` (tuned shapes: a pick they
-  // did not time counts at their median time); 0 below kModelRecordShapes.
+  // did not time counts at their median time); 0 without a model or below
+  // kModelRecordShapes.
   double model_regret(std::span<const RankingNeighbour> near, DType dtype, int threads, Layout layout) const;
 
  private:
