@@ -221,8 +221,11 @@ double now_seconds() {
 }
 
 // The race of one call signature: the first call builds SFC-CA's plan
-// (untimed), then the two routes alternate until each has kRuns timed calls;
-// from then on the faster minimum takes every call.
+// (untimed), then the real BLAS runs kRuns timed calls in a row and SFC-CA
+// kRuns; from then on the faster minimum takes every call. In a row, not in
+// turn: after SFC-CA's call its OpenMP workers spin for milliseconds (libgomp's
+// GOMP_SPINCOUNT), so a BLAS call right after one shares the cores with them;
+// a row's later calls run clear of that, and the minimum keeps them.
 class Races {
  public:
   static constexpr int kRuns = 3;
@@ -244,7 +247,7 @@ class Races {
     Entry& e = entries_[key];
     if (e.decided) return {e.sfc_wins, true, false};
     if (e.calls++ == 0) return {true, false, false};
-    return {e.sfc_runs < e.blas_runs, false, true};  // the real BLAS first, then in turn
+    return {e.blas_runs >= kRuns, false, true};  // the real BLAS's row, then SFC-CA's
   }
 
   void report(const Key& key, bool sfc, double seconds) {

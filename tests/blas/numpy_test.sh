@@ -92,8 +92,8 @@ echo "$routing"
 echo "$routing" | grep -q '^sfc-blas: 1 GEMM calls .* ran on SFC-CA, 2 ' ||
   { echo "numpy_test: expected SFC_BLAS_MIN_DIM=16 to send the thin call to the real BLAS" >&2; exit 1; }
 
-# The race: a shape's first call builds SFC-CA's plan, the next six alternate
-# (the real BLAS first), and every later call runs on the faster of the two.
+# The race: a shape's first call builds SFC-CA's plan, the next six time three
+# calls of each (the real BLAS first), and every later call runs on the faster.
 racing='
 import numpy as np
 a, b = np.ones((256, 256), np.float32), np.ones((256, 256), np.float32)
