@@ -128,10 +128,7 @@ TEST_CASE("ranking: another machine's neighbour weighs less and adds no confiden
 
 TEST_CASE("ranking: the model weighs less where its picks lost on the shapes tuned here") {
   const sfc::AnalyticalModel model(sfc::kNominalCalibration, std::size_t(1) << 20);
-  const auto pick_of = [&](const sfc::GemmShape& s) {
-    const sfc::ModelPrediction p = model.predict(s, sfc::DType::f32, 2);
-    return Knobs::at(int(std::ranges::min_element(p.config_seconds) - p.config_seconds.begin()));
-  };
+  const auto pick_of = [&](const sfc::GemmShape& s) { return model.predict(s, sfc::DType::f32, 2).knobs; };
   const sfc::GemmShape a{512, 512, 512}, b{512, 512, 1024}, shape{512, 512, 700};
   const auto far_from = [](Knobs k) { return Knobs{k.k_layers > 4 ? 1 : 8, k.k_block_factor > 4 ? 1 : 8}; };
   const auto context = [&](bool right, double trust) {

@@ -40,10 +40,9 @@ double RankingContext::model_regret(std::span<const RankingNeighbour> near, DTyp
       if (std::isfinite(v)) known.push_back(v);
     if (known.empty()) continue;
     std::sort(known.begin(), known.end());
-    const ModelPrediction p = model_->predict(n.shape, dtype, threads, layout);
-    const auto pick = std::ranges::min_element(p.config_seconds) - p.config_seconds.begin();
+    const Knobs pick = model_->predict(n.shape, dtype, threads, layout).knobs;
     // A pick the search did not time ranked below what it timed: its median.
-    const double seconds = n.seconds[std::size_t(pick)];
+    const double seconds = n.seconds[std::size_t(pick.index())];
     sum += (std::isfinite(seconds) ? seconds : known[known.size() / 2]) / known.front() - 1;
     ++count;
   }
