@@ -1,14 +1,20 @@
 // Cold inputs shared across the ColdOperands of one process: a smaller shape
 // after a larger one fills nothing, the sets still stream the cold footprint,
 // two live ColdOperands never share memory, and another input type is filled
-// anew. (No timing assertions: the counters are checked for bytes only.)
+// anew (these set SFC_COLD_BYTES: the streaming method); without it, on x86,
+// one set evicted before each timed run. (No timing assertions: the counters
+// are checked for bytes only.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "sfc/gemm.hpp"
 #include "sfc/measure.hpp"
@@ -126,4 +132,55 @@ TEST_CASE("timing: cold inputs of another element type are filled anew") {
   // An f64 bit pattern read as f32 would leave this interval.
   CHECK(all_in_unit_interval(static_cast<const float*>(second.a(0)), 64 * 64));
   CHECK(all_in_unit_interval(static_cast<const float*>(second.b(second.sets() - 1)), 64 * 64));
+}
+
+TEST_CASE("timing: an eviction precedes each timed run, never a warm-up or settling run") {
+  std::vector<std::pair<char, int>> calls;  // ('r'un or 'e'vict, set)
+  const std::function<void(int)> runners[] = {[&](int set) { calls.emplace_back('r', set); },
+                                              [&](int set) { calls.emplace_back('r', set); }};
+  const std::function<void(int)> evict = [&](int set) { calls.emplace_back('e', set); };
+  REQUIRE(sfc::time_rounds(1, 3, 1, 0, runners, 0, nullptr, nullptr, 1, 1, evict).size() == 2);
+  // Warm-up round; then per visit a settling run, then an eviction before each timed run.
+  const std::vector<std::pair<char, int>> expected{
+      {'r', 0}, {'r', 0},                                // warm-up
+      {'r', 0}, {'e', 0}, {'r', 0}, {'e', 0}, {'r', 0},  // runner 0: settle, 2 timed
+      {'r', 0}, {'e', 0}, {'r', 0}, {'e', 0}, {'r', 0},  // runner 1
+      {'r', 0}, {'e', 0}, {'r', 0},                      // runner 0: settle, the last
+      {'r', 0}, {'e', 0}, {'r', 0}};                     // runner 1
+  CHECK(calls == expected);
+  // One runner: no settling runs, still one eviction per timed run.
+  calls.clear();
+  CHECK(sfc::time_runs(2, 4, 1, 0, runners[0], 0, 1, evict).reps == 4);
+  CHECK(std::count(calls.begin(), calls.end(), std::pair<char, int>{'e', 0}) == 4);
+  CHECK(calls.size() == 2 + 4 + 4);
+}
+
+TEST_CASE("timing: without SFC_COLD_BYTES, x86 keeps one set and evicts it, whatever the L3 reads") {
+  unsetenv("SFC_COLD_BYTES");
+  sfc::GemmPlan plan = plan_of({96, 80, 64});
+  const sfc::TimingCosts start = sfc::timing_costs();
+  sfc::ColdOperands o(plan, sfc::Layout::row_major, 1000);
+#if defined(__x86_64__) || defined(__i386__)
+  CHECK(sfc::evicts_lines());
+  CHECK(o.evicts());
+  CHECK(o.sets() == 1);
+  CHECK(o.c_sets() == 1);
+  CHECK(o.flush_bytes() == 0);
+  CHECK(o.eviction());
+  // Only this one set is filled, not a cold footprint of sets (the shared
+  // memory may hold earlier tests' values already: at most one set).
+  CHECK((sfc::timing_costs() - start).filled_bytes <=
+        std::int64_t((96 * 64 + 64 * 80 + 96 * 80) * 4 + 3 * 64));
+  const sfc::TimingCosts before = sfc::timing_costs();
+  CHECK(o.time(plan, 1, 3).reps == 3);
+  const sfc::TimingCosts spent = sfc::timing_costs() - before;
+  CHECK(spent.flush_seconds > 0);  // the evictions, counted as the flushes were
+  CHECK(spent.run_seconds > 0);
+  // SFC_COLD_BYTES asks for the streaming method back.
+  setenv("SFC_COLD_BYTES", "0", 1);
+  CHECK_FALSE(sfc::evicts_lines());
+  unsetenv("SFC_COLD_BYTES");
+#else
+  CHECK_FALSE(o.evicts());
+#endif
 }

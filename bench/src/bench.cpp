@@ -43,19 +43,19 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, co
 }
 
 // The peers' timing uses the cold-input sets of `operands` like SFC-CA's, and
-// their call (layout, transposes, alpha, beta); the caches are flushed before
-// the timed runs whether or not ColdOperands would have (it does not expose
-// that choice), which on this project's machines (footprint 1 GiB) is the same
-// decision for every shape it can hold.
+// their call (layout, transposes, alpha, beta): evicted before each timed
+// run where ColdOperands evicts; else the caches are flushed before the timed
+// runs whether or not ColdOperands would have, which on this project's
+// machines (footprint 1 GiB) is the same decision for every shape it can hold.
 Timing time_peer(const GemmPeer& peer, ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
   return time_runs(
-      options.warmup, reps, operands.sets(), cold_footprint_bytes(),
+      options.warmup, reps, operands.sets(), operands.evicts() ? 0 : cold_footprint_bytes(),
       [&](int set) {
         peer.gemm(options.dtype, operands.layout(), operands.arguments(), shape, operands.a(set),
                   operands.lda(), operands.b(set), operands.ldb(), operands.c(set), operands.ldc());
       },
-      /*budget_seconds=*/0, options.threads);
+      /*budget_seconds=*/0, options.threads, operands.eviction());
 }
 
 // Unit roundoff of the type C accumulates in.

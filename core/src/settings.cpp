@@ -26,8 +26,14 @@ constexpr SettingInfo kSettings[] = {
     {"SFC_FAULT", "fault injection for the crash-safety tests",
      "count, crash:POINT:N, sig{int,term,hup}:POINT:N or io:{fail-write,full}:N", "no faults", error},
     // timing/
-    {"SFC_COLD_BYTES", "bytes of cold inputs a timing streams through", "a byte count up to half the memory",
-     "2x the L3, within 64 MiB..1 GiB", warn},
+    {"SFC_COLD_BYTES",
+     "bytes of cold inputs a timing streams through, instead of evicting each timed run's operands from the "
+     "caches",
+     "a byte count up to half the memory",
+     "unset: the operands' cache lines are evicted before each timed run (x86); elsewhere 2x the L3, within "
+     "64 "
+     "MiB..1 GiB",
+     warn},
     // predictor/
     {"SFC_TUNING",
      "the tuning table, database or folder of tables sfc::gemm, libsfcgemm and libsfcblas answer from",

@@ -8,6 +8,11 @@
 #include <omp.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -17,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 namespace sfc {
@@ -49,6 +55,54 @@ void flush_caches(std::size_t bytes, int threads) {
   for (std::int64_t i = 0; i < n; ++i) words[i] += 1;
   flush_ns += nanoseconds_since(t0);
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// CPUID.(EAX=7,ECX=0):EBX bit 23. CLFLUSHOPT flushes lines in parallel;
+// CLFLUSH, which every x86-64 has, one after another (5-20x slower).
+bool has_clflushopt() {
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx >> 23 & 1);
+  }();
+  return has;
+}
+
+__attribute__((target("clflushopt"))) void flush_lines_opt(const unsigned char* p, std::int64_t lines) {
+  for (std::int64_t i = 0; i < lines; ++i) _mm_clflushopt(const_cast<unsigned char*>(p + i * 64));
+}
+
+void flush_lines(const unsigned char* p, std::int64_t lines) {
+  for (std::int64_t i = 0; i < lines; ++i) _mm_clflush(p + i * 64);
+}
+#endif
+
+}  // namespace
+
+void evict_range(const void* p, std::size_t bytes, int threads) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (bytes == 0) return;
+  const auto line = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(63);
+  const auto* first = reinterpret_cast<const unsigned char*>(line);
+  const std::int64_t lines = std::int64_t((reinterpret_cast<std::uintptr_t>(p) + bytes - line + 63) / 64);
+  // A team costs more than one thread flushing up to 1 MiB.
+  const int team = lines < (std::int64_t(1) << 14) ? 1 : std::max(1, threads);
+  const bool opt = has_clflushopt();
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), n = omp_get_num_threads();
+    const std::int64_t begin = lines * t / n, end = lines * (t + 1) / n;
+    if (opt)
+      flush_lines_opt(first + begin * 64, end - begin);
+    else
+      flush_lines(first + begin * 64, end - begin);
+    _mm_mfence();
+  }
+#else
+  (void)p, (void)bytes, (void)threads;
+#endif
+}
+
+namespace {
 
 // The memory ColdOperands share across a process: `inputs` holds random
 // values of `input_dtype` in its first `inputs_filled` bytes; `outputs` is
@@ -113,10 +167,24 @@ Timing pooled(const Timing& a, const Timing& b) {
   return t;
 }
 
-std::size_t cold_footprint_bytes() {
+namespace {
+std::optional<std::size_t> cold_bytes_setting() {
   // At most half this machine's memory: the flush buffer is that big.
   const std::size_t most = std::size_t(sysconf(_SC_PHYS_PAGES)) / 2 * std::size_t(sysconf(_SC_PAGE_SIZE));
-  if (const auto bytes = sfc::setting_count("SFC_COLD_BYTES", 0, most)) return *bytes;
+  return sfc::setting_count("SFC_COLD_BYTES", 0, most);
+}
+}  // namespace
+
+bool evicts_lines() {
+#if defined(__x86_64__) || defined(__i386__)
+  return !cold_bytes_setting();
+#else
+  return false;
+#endif
+}
+
+std::size_t cold_footprint_bytes() {
+  if (const auto bytes = cold_bytes_setting()) return *bytes;
   // The platform's L3 (sysfs through hwloc, else CPUID), not glibc's
   // sysconf, which misread a VM's L3 without cache information in sysfs.
   const std::size_t two_l3 = 2 * running_machine_cache_sizes().l3_bytes;
@@ -149,7 +217,8 @@ RunObserver set_run_observer(RunObserver observer) {
 
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners, double budget_seconds,
-                                const std::atomic<bool>* stop, int* next_set, int min_reps, int threads) {
+                                const std::atomic<bool>* stop, int* next_set, int min_reps, int threads,
+                                const std::function<void(int set)>& evict) {
   if (reps < 1) throw Error("repetitions must be >= 1, got " + std::to_string(reps));
   if (min_reps < 1 || min_reps > reps)
     throw Error("the runs made whatever the budget must be in 1.." + std::to_string(reps) + ", got " +
@@ -160,8 +229,13 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
   const auto over_budget = [&](double spent) { return budgeted && spent >= budget_seconds; };
   int set = next_set ? *next_set % sets : 0;
   RunProgress progress{.done = 0, .planned = int(n) * rounds_runs(warmup, reps, int(n))};
-  const auto run = [&](std::size_t i) {
+  const auto run = [&](std::size_t i, bool timed) {
     if (flush_bytes && set == 0) flush_caches(flush_bytes, threads);  // a new rotation reads cold sets again
+    if (timed && evict) {
+      const auto e0 = std::chrono::steady_clock::now();
+      evict(set);
+      flush_ns += nanoseconds_since(e0);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     runners[i](set);
     const std::int64_t ns = nanoseconds_since(t0);
@@ -179,7 +253,7 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
     for (std::size_t i = 0; i < n; ++i) {
       if (over_budget(spent[i])) continue;
       if (stopped()) return {};
-      spent[i] += run(i);
+      spent[i] += run(i, false);
     }
   std::fill(spent.begin(), spent.end(), 0.0);
   std::vector<std::vector<double>> seconds(n);
@@ -195,11 +269,11 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
       // A visit settles first where another runner ran last (see sfc/measure.hpp).
       if (n > 1) {
         if (stopped()) return {};
-        run(i);
+        run(i, false);
       }
       for (int k = 0; k < kTimedPerVisit && wanted(i); ++k) {
         if (stopped()) return {};
-        seconds[i].push_back(run(i));
+        seconds[i].push_back(run(i, true));
         spent[i] += seconds[i].back();
       }
       busy = true;
@@ -212,9 +286,10 @@ std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flus
 }
 
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run, double budget_seconds, int threads) {
+                 const std::function<void(int set)>& run, double budget_seconds, int threads,
+                 const std::function<void(int set)>& evict) {
   return time_rounds(warmup, reps, sets, flush_bytes, std::span(&run, 1), budget_seconds, nullptr, nullptr, 1,
-                     threads)
+                     threads, evict)
       .front();
 }
 
@@ -262,17 +337,23 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   c_bytes_ = round_up(c_count * output_size(dt));
   set_stride_ = a_bytes_ + b_bytes_;  // of the inputs; C has its own memory, c_bytes_ a set
 
-  // Enough sets that rotating over them streams the cold footprint; if fewer
-  // the runs need fewer sets than that, each set is used once, after a flush.
   const std::size_t cold = cold_footprint_bytes();
-  const std::size_t wanted = std::max<std::size_t>(1, (cold + set_stride_ - 1) / set_stride_);
-  const std::size_t affordable =
-      std::max<std::size_t>(1, std::size_t(half_memory() / double(set_stride_ + c_bytes_)));
-  sets_ = int(std::min({wanted, std::size_t(std::max(runs, 1)), affordable}));
-  flush_bytes_ = std::size_t(sets_) * set_stride_ < cold ? cold : 0;
-  // C has sets of its own, as many as stream the cold footprint (one more for
-  // the partial last): a thin K's sets of A and B are small, its C is not.
-  c_sets_ = int(std::min(std::size_t(sets_), (cold + c_bytes_ - 1) / c_bytes_ + 1));
+  evicts_ = evicts_lines();
+  if (evicts_) {
+    // One set, its lines evicted before every timed run (evict()).
+    sets_ = c_sets_ = 1;
+  } else {
+    // Enough sets that rotating over them streams the cold footprint; if fewer
+    // the runs need fewer sets than that, each set is used once, after a flush.
+    const std::size_t wanted = std::max<std::size_t>(1, (cold + set_stride_ - 1) / set_stride_);
+    const std::size_t affordable =
+        std::max<std::size_t>(1, std::size_t(half_memory() / double(set_stride_ + c_bytes_)));
+    sets_ = int(std::min({wanted, std::size_t(std::max(runs, 1)), affordable}));
+    flush_bytes_ = std::size_t(sets_) * set_stride_ < cold ? cold : 0;
+    // C has sets of its own, as many as stream the cold footprint (one more for
+    // the partial last): a thin K's sets of A and B are small, its C is not.
+    c_sets_ = int(std::min(std::size_t(sets_), (cold + c_bytes_ - 1) / c_bytes_ + 1));
+  }
   const std::size_t input_bytes = std::size_t(sets_) * set_stride_,
                     output_bytes = std::size_t(c_sets_) * c_bytes_;
   // The shared memory serves inputs, and separately outputs, up to twice the
@@ -286,7 +367,7 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
       // Room for the next shapes: their sets differ from these by a stride or
       // so, and a buffer that grows is filled again from its start.
       const auto capacity = [&](std::size_t bytes) {
-        return std::min(keep, std::max(bytes, cold + cold / 2));
+        return std::min(keep, std::max(bytes + bytes / 2, evicts_ ? std::size_t(64) << 20 : cold + cold / 2));
       };
       if (shared.input_dtype != dt) shared.inputs_filled = 0;
       if (shared.inputs.bytes() < input_bytes) {
@@ -314,7 +395,7 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
       shared.inputs_filled = std::max(shared.inputs_filled, input_bytes);
       shared.input_dtype = dt;
       shared.leased = true;
-      flush_first_ = true;
+      flush_first_ = !evicts_;  // (evict() makes every timed run's set cold anyway)
       inputs_ = shared.inputs.as<unsigned char>();
       shared_lease_ = std::shared_ptr<void>(&shared, [](void* memory) {
         auto* m = static_cast<SharedColdMemory*>(memory);
@@ -337,8 +418,19 @@ ColdOperands::ColdOperands(const GemmPlan& plan, Layout layout, int runs, unsign
   zero(outputs_, 0, output_bytes);
 }
 
+std::function<void(int set)> ColdOperands::eviction() const {
+  if (!evicts_) return {};
+  return [this](int set) { evict(set); };
+}
+
 const void* ColdOperands::a(int set) const { return inputs_ + std::size_t(set) * set_stride_; }
 const void* ColdOperands::b(int set) const { return inputs_ + std::size_t(set) * set_stride_ + a_bytes_; }
+void ColdOperands::evict(int set) const {
+  evict_range(a(set), a_bytes_, threads_);
+  evict_range(b(set), b_bytes_, threads_);
+  evict_range(c(set), c_bytes_, threads_);
+}
+
 void* ColdOperands::c(int set) { return outputs_ + std::size_t(set % c_sets_) * c_bytes_; }
 const void* ColdOperands::c(int set) const { return outputs_ + std::size_t(set % c_sets_) * c_bytes_; }
 
@@ -364,7 +456,7 @@ std::vector<Timing> ColdOperands::time(std::span<GemmPlan* const> plans, int war
     flush_first_ = false;
   }
   return time_rounds(warmup, reps, sets_, flush_bytes_, runners, budget_seconds, stop, &next_set_, min_reps,
-                     threads_);
+                     threads_, eviction());
 }
 
 }  // namespace sfc

@@ -96,8 +96,9 @@ class ShapeSearch {
   ShapeSearch(const TuneOptions& options, const GemmShape& shape, std::span<const Measurement> prior)
       : known(prior),
         base_{.shape = shape, .dtype = options.dtype, .threads = options.threads, .layout = options.layout},
-        // Runs of all configurations rotate over the sets (ColdOperands keeps
-        // no more than the cold footprint of them).
+        // Where the sets rotate instead of being evicted, runs of all
+        // configurations rotate over them (ColdOperands keeps no more than
+        // the cold footprint of them).
         operand_runs_(kConfigCount * std::max(rounds_runs(kScreenWarmup, kScreenReps, kConfigCount),
                                               rounds_runs(options.warmup, options.reps, kConfigCount))),
         budget_seconds_(options.budget_seconds),

@@ -41,7 +41,7 @@ TuningProgress::TuningProgress(ProgressStyle style, std::size_t grid_size, std::
   if (!enabled_) return;
   clear();
   spdlog::info("tuning {} of {} shapes ({} already in the store)", pending.size(), grid_size, already_done);
-  if (!pending.empty())
+  if (!pending.empty() && !evicts_lines())
     spdlog::info(
         "each shape first fills its cold input sets ({} MiB, the cold footprint) before its first timed run: "
         "seconds even for a tiny shape",

@@ -1,10 +1,16 @@
 // Honest GEMM timing: cold inputs, warm-up, repetitions, mean/min/stddev.
 //
-// ColdOperands holds enough independent input sets of one shape that every
-// timed run reads A and B from memory, not from a cache warmed by the run
-// before: runs rotate over the sets, and when the sets together are smaller
-// than the cold footprint (2x the last-level cache, 64 MiB..1 GiB) each set is
-// used at most once after a flush of the caches.
+// Every timed run reads A and B (and writes C) from memory, not from a cache
+// warmed by the run before. On x86 ColdOperands holds one set of operands
+// and evicts its cache lines (CLFLUSHOPT) before each timed run: the cost
+// follows the operands' size, not the cache sizes the machine reports (a VM
+// that reads its L3 as 508 MiB made every shape stream a gigabyte), and the
+// plan's own buffers stay as the call before left them, as in a program
+// that calls the same shape again. Elsewhere, or with SFC_COLD_BYTES set,
+// it holds enough independent sets that runs rotate over them through the
+// cold footprint (2x the last-level cache, 64 MiB..1 GiB), and when the sets
+// together are smaller than that each set is used at most once after a
+// flush of the caches.
 //
 // The input and output memory of the sets is the process's, reused from one
 // ColdOperands to the next (the shapes of one tuning run): it grows when a
@@ -42,13 +48,15 @@ struct Timing {
 Timing pooled(const Timing& a, const Timing& b);
 
 // Times `run(set)` `warmup` times untimed, then `reps` times; `set` rotates over
-// 0..sets-1 and a cache flush precedes the timed runs when `flush_bytes` > 0.
+// 0..sets-1 and a cache flush precedes the timed runs when `flush_bytes` > 0;
+// `evict(set)`, when given, runs (untimed) before each timed run.
 // With `budget_seconds` > 0 each phase stops early once its runs have taken
 // that long (at least one timed run; a warm-up phase stops after the run that
 // crossed it): large shapes get fewer runs, small ones all of them.
 // The flush runs on `threads` threads (0: default_threads()), as the run timed does.
 Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
-                 const std::function<void(int set)>& run, double budget_seconds = 0, int threads = 0);
+                 const std::function<void(int set)>& run, double budget_seconds = 0, int threads = 0,
+                 const std::function<void(int set)>& evict = {});
 
 // Times several runners in rounds: a warm-up round runs every runner once
 // (`warmup` rounds), then each timed round visits every runner once more, until
@@ -66,7 +74,8 @@ Timing time_runs(int warmup, int reps, int sets, std::size_t flush_bytes,
 // (docs/experiments/2026-12-04-settled-timing-xeon.md).
 // `set` rotates over 0..sets-1 across all runners and runs, and the caches are
 // flushed before the first timed round and whenever the rotation starts again,
-// when `flush_bytes` > 0.
+// when `flush_bytes` > 0; `evict(set)`, when given, runs before each timed run
+// (not before the warm-up and settling runs), untimed.
 // `min_reps` (<= reps) timed runs are made whatever the budget: one slow run
 // (a timer tick, another process) can take a short configuration's whole
 // budget, and the one run left would read it slow. The budget counts timed
@@ -84,7 +93,8 @@ constexpr int rounds_runs(int warmup, int reps, int runners) {
 std::vector<Timing> time_rounds(int warmup, int reps, int sets, std::size_t flush_bytes,
                                 std::span<const std::function<void(int set)>> runners,
                                 double budget_seconds = 0, const std::atomic<bool>* stop = nullptr,
-                                int* next_set = nullptr, int min_reps = 1, int threads = 0);
+                                int* next_set = nullptr, int min_reps = 1, int threads = 0,
+                                const std::function<void(int set)>& evict = {});
 
 // The runs the time_rounds call in progress made (warm-up included) and
 // plans: runners x rounds_runs(warmup, reps, runners); a budget or a stop can
@@ -104,7 +114,7 @@ RunObserver set_run_observer(RunObserver observer);
 struct TimingCosts {
   double fill_seconds = 0;        // allocating and filling input and output sets
   std::int64_t filled_bytes = 0;  // of them
-  double flush_seconds = 0;       // cache flushes
+  double flush_seconds = 0;       // cache flushes and evictions
   double run_seconds = 0;         // every GEMM run time_rounds made
   TimingCosts operator-(const TimingCosts& before) const {
     return {fill_seconds - before.fill_seconds, filled_bytes - before.filled_bytes,
@@ -117,6 +127,13 @@ TimingCosts timing_costs();
 // running_machine_cache_sizes() reads it), clamped to 64 MiB..1 GiB; the
 // environment variable SFC_COLD_BYTES overrides it.
 std::size_t cold_footprint_bytes();
+// Whether ColdOperands evict their operands' lines rather than stream the
+// cold footprint: on x86, unless SFC_COLD_BYTES is set.
+bool evicts_lines();
+// Removes [p, p + bytes) from every cache level (dirty lines are written
+// back: CLFLUSHOPT, else CLFLUSH), on up to `threads` threads, and returns
+// once the flushes are done. Does nothing where the CPU is not x86.
+void evict_range(const void* p, std::size_t bytes, int threads);
 
 // The BLAS arguments a plain-layout timing calls GemmPlan::gemm with; the
 // defaults are C = A * B.
@@ -154,6 +171,12 @@ class ColdOperands {
                            const std::atomic<bool>* stop = nullptr, int min_reps = 1);
 
   int sets() const { return sets_; }
+  // Whether each timed run evicts its set first (evicts_lines(); one set).
+  bool evicts() const { return evicts_; }
+  // Evicts set `set`'s A, B and C from every cache level (x86 only).
+  void evict(int set) const;
+  // evict() as time_rounds takes it: empty where the sets rotate instead.
+  std::function<void(int set)> eviction() const;
   // The distinct C matrices the sets rotate over: enough to stream the cold
   // footprint, never more than the sets (set i writes C number i % c_sets()).
   int c_sets() const { return c_sets_; }
@@ -177,6 +200,7 @@ class ColdOperands {
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, flush_bytes_ = 0;
   std::int64_t lda_ = 0, ldb_ = 0, ldc_ = 0;
   std::size_t set_stride_ = 0;
+  bool evicts_ = false;
   int threads_ = 0;   // the plan's: the fills and flushes run on as many
   int next_set_ = 0;  // where the rotation over the sets goes on (see time_rounds)
   // sets x (A | B) and sets x C, each slice 64-byte aligned: in the process's

@@ -30,7 +30,7 @@ struct RaceOptions {
   // up to `climb` times, until the leader stays (a hill climb on the
   // screens: the ranking is often a step off).
   int climb = 2;
-  double screen_drop = 0.05;    // after the screen: dropped beyond (1 + this) x the best screen
+  double screen_drop = 0.03;    // after the screen: dropped beyond (1 + this) x the best screen
   int round_reps = 3;           // timed runs per survivor per full round
   int max_rounds = 2;           // full rounds at most
   double noise_multiple = 2.0;  // the leader is ahead when the gap exceeds this many noise units
