@@ -58,7 +58,8 @@ void flush_caches(std::size_t bytes, int threads) {
 
 #if defined(__x86_64__) || defined(__i386__)
 // CPUID.(EAX=7,ECX=0):EBX bit 23. CLFLUSHOPT flushes lines in parallel;
-// CLFLUSH, which every x86-64 has, one after another (5-20x slower).
+// CLFLUSH, which every x86-64 has, one after another, much slower
+// (docs/experiments/2026-12-07-evicted-operands-zen5.md).
 bool has_clflushopt() {
   static const bool has = [] {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;

@@ -31,8 +31,9 @@ double measure_beta(int threads) {
   // The reads must come from memory. Where the lines can be evicted, 64 MiB
   // (beyond any L2) evicted before each repetition; else more than the cold
   // footprint (2x the L3), at least 64 MiB even when SFC_COLD_BYTES asks for
-  // less (tests do). Faulting in the footprint cost a VM that reads its L3
-  // as 508 MiB a second per calibration.
+  // less (tests do). Faulting in a footprint that follows a misread L3 cost
+  // a fresh database's calibration most of its time
+  // (docs/experiments/2026-12-07-evicted-operands-zen5.md).
   const bool evict = evicts_lines();
   const std::size_t floor = std::size_t(64) << 20;
   const std::size_t count = (evict ? floor : std::max(cold_footprint_bytes(), floor)) / sizeof(double);

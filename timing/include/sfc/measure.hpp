@@ -4,8 +4,9 @@
 // warmed by the run before. On x86 ColdOperands holds one set of operands
 // and evicts its cache lines (CLFLUSHOPT) before each timed run: the cost
 // follows the operands' size, not the cache sizes the machine reports (a VM
-// that reads its L3 as 508 MiB made every shape stream a gigabyte), and the
-// plan's own buffers stay as the call before left them, as in a program
+// that misreads its L3 made every shape stream far more than its operands:
+// docs/experiments/2026-12-07-evicted-operands-zen5.md), and the plan's own
+// buffers stay as the call before left them, as in a program
 // that calls the same shape again. Elsewhere, or with SFC_COLD_BYTES set,
 // it holds enough independent sets that runs rotate over them through the
 // cold footprint (2x the last-level cache, 64 MiB..1 GiB), and when the sets
