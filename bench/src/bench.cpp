@@ -45,8 +45,8 @@ PlanRequest plan_request(const GemmShape& shape, const BenchOptions& options, co
 // The peers' timing uses the cold-input sets of `operands` like SFC-CA's, and
 // their call (layout, transposes, alpha, beta): evicted before each timed
 // run where ColdOperands evicts; else the caches are flushed before the timed
-// runs whether or not ColdOperands would have, which on this project's
-// machines (footprint 1 GiB) is the same decision for every shape it can hold.
+// runs whether or not ColdOperands would have (it flushes wherever its sets
+// are fewer than the cold footprint, as with any footprint of a large L3).
 Timing time_peer(const GemmPeer& peer, ColdOperands& operands, const GemmShape& shape,
                  const BenchOptions& options, int reps) {
   return time_runs(
