@@ -379,6 +379,11 @@ TEST_CASE("tuner: a ranked search records its screens flagged and its rounds as 
   CHECK(race.fully_timed >= 1);
   CHECK(t.result.winner() == race.winner);
   CHECK(t.result.k_layers >= 1);
+  // Each plan is warmed once: by the settling run of its visits when several
+  // are timed together (the screen of four), else by one warm-up run.
+  for (const sfc::Measurement& m : t.measurements) CHECK(m.warmup <= 1);
+  CHECK(t.measurements.front().screening);
+  CHECK(t.measurements.front().warmup == 0);
   // Done once a configuration is fully measured; an exhaustive search is not.
   CHECK_FALSE(tuner.has_work(sfc::ConfigSet::all(), t.measurements));
   CHECK(tuner.has_work(sfc::ConfigSet::all(), {}));

@@ -114,11 +114,18 @@ class ShapeSearch {
   // Times `configs` with `warmup` + `reps` runs each, in rounds (time_rounds
   // in sfc/measure.hpp says why), and records them in order; false when
   // `stop` ended it (what was recorded before stays).
+  // `warm_once` (the race of a ranked search): each plan is warmed by one
+  // untimed run only -- the settling run that starts each of its visits when
+  // several plans are timed together, else one warm-up run. Its plans ran
+  // moments before (screens of the same shape), so more warm-up rounds would
+  // only repeat what the settling run does.
   bool pass(const std::vector<Knobs>& configs, int warmup, int reps, bool screening,
-            const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step) {
+            const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step,
+            bool warm_once = false) {
     const double budget = screening ? kScreenSeconds : budget_seconds_;
     const int min_reps = screening ? kScreenMinReps : 1;
     std::map<Knobs, Timing> timings;  // by effective configuration
+    std::map<Knobs, int> warmups;     // ... and the warm-up runs it had
     TuneStep step{.screening = screening, .done = 0, .total = static_cast<int>(configs.size())};
     for (std::size_t begin = 0; begin < configs.size();) {
       Group group = plan_group(configs, begin, timings);
@@ -128,13 +135,17 @@ class ShapeSearch {
         // One set of cold operands serves every configuration of the shape.
         if (!operands_)
           operands_ = std::make_unique<ColdOperands>(*plans.front(), base_.layout, operand_runs_);
-        const std::vector<Timing> t = operands_->time(plans, warmup, reps, budget, stop, min_reps);
+        const int w = !warm_once ? warmup : plans.size() > 1 ? 0 : std::min(warmup, 1);
+        const std::vector<Timing> t = operands_->time(plans, w, reps, budget, stop, min_reps);
         if (t.empty()) return false;
-        for (std::size_t i = 0; i < plans.size(); ++i)
-          timings.emplace(Knobs{plans[i]->k_layers(), plans[i]->k_block_factor()}, t[i]);
+        for (std::size_t i = 0; i < plans.size(); ++i) {
+          const Knobs k{plans[i]->k_layers(), plans[i]->k_block_factor()};
+          timings.emplace(k, t[i]);
+          warmups.emplace(k, w);
+        }
       }
       for (const Knobs effective : group.effective) {
-        record(configs[begin++], effective, timings.at(effective), warmup, screening);
+        record(configs[begin++], effective, timings.at(effective), warmups.at(effective), screening);
         ++step.done;
         if (on_step) {
           step.best_k_layers = out.result.k_layers;
@@ -293,8 +304,8 @@ ShapeTuning Tuner::race(const GemmShape& shape, const std::vector<Knobs>& shortl
                               bool screening) -> std::optional<std::vector<RaceRuns>> {
     const std::size_t first = search.out.measurements.size();
     const bool done =
-        screening ? search.pass(configs, kScreenWarmup, kScreenReps, true, stop, on_step)
-                  : search.pass(configs, options_.warmup, options_.race.round_reps, false, stop, on_step);
+        screening ? search.pass(configs, kScreenWarmup, kScreenReps, true, stop, on_step, true)
+                  : search.pass(configs, options_.warmup, options_.race.round_reps, false, stop, on_step, true);
     if (!done) return std::nullopt;
     std::vector<RaceRuns> runs;
     for (std::size_t i = first; i < search.out.measurements.size(); ++i) {
