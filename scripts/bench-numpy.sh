@@ -55,9 +55,18 @@ echo "# $(date -u +%F) $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; 
 echo "# command: bash scripts/bench-numpy.sh${1:+ \"$1\"} (SFC_BLAS_MIN_FLOPS=${SFC_BLAS_MIN_FLOPS:-default}, SFC_TUNING=${SFC_TUNING:-unset}, PASSES=$passes)"
 out=$(mktemp -d)
 trap 'rm -rf "$script" "$out"' EXIT
+# The process's layout moves with the size of its environment (the stack
+# starts below it), and a short call's speed with the layout: OpenBLAS's
+# 1-token GEMV changed speed with LD_PRELOAD set to an empty library, or to
+# nothing (docs/experiments/2026-12-08-ranked-warm-once-and-wide-test-zen5.md).
+# So both sides get environments of one size (NO_PRELOAD and SFC_BLAS_VERBOSX
+# stand in for the variables only the drop-in's side sets), and each pass pads
+# it by another amount within a page: each side keeps its best of the same layouts.
+pad() { head -c "$1" /dev/zero | tr '\0' x; }
 for ((p = 0; p < passes; ++p)); do
-  run > "$out/plain.$p"
-  run LD_PRELOAD="$library" SFC_BLAS_VERBOSE=1 > "$out/sfc.$p" 2> "$out/verbose.$p"
+  layout=$(pad $(((p * 1361 + 48) % 4096)))
+  run SFC_BENCH_LAYOUT="$layout" NO_PRELOAD="$library" SFC_BLAS_VERBOSX=1 > "$out/plain.$p"
+  run SFC_BENCH_LAYOUT="$layout" LD_PRELOAD="$library" SFC_BLAS_VERBOSE=1 > "$out/sfc.$p" 2> "$out/verbose.$p"
 done
 
 # Per shape, the fastest pass of each side.

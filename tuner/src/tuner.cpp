@@ -114,11 +114,10 @@ class ShapeSearch {
   // Times `configs` with `warmup` + `reps` runs each, in rounds (time_rounds
   // in sfc/measure.hpp says why), and records them in order; false when
   // `stop` ended it (what was recorded before stays).
-  // `warm_once` (the race of a ranked search): each plan is warmed by one
-  // untimed run only -- the settling run that starts each of its visits when
-  // several plans are timed together, else one warm-up run. Its plans ran
-  // moments before (screens of the same shape), so more warm-up rounds would
-  // only repeat what the settling run does.
+  // `warm_once` (the race of a ranked search): no warm-up rounds where
+  // several plans are timed together, since each visit starts with an untimed
+  // settling run, which is what a warm-up run does; a plan timed alone has no
+  // settling run and gets one warm-up run (none if `warmup` is 0).
   bool pass(const std::vector<Knobs>& configs, int warmup, int reps, bool screening,
             const std::atomic<bool>* stop, const std::function<void(const TuneStep&)>& on_step,
             bool warm_once = false) {
