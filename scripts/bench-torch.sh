@@ -52,9 +52,15 @@ run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@" /usr/bin/python3 "$scr
 echo "# $(date -u +%F) $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $threads threads"
 echo "# command: SFC_TUNING=${SFC_TUNING:-unset} PAIRS=$pairs REPS=$reps THREADS=$threads PRELOAD_ENV='${PRELOAD_ENV:-}' PLAIN_ENV='${PLAIN_ENV:-}' bash scripts/bench-torch.sh"
 results=$(mktemp)
+# Both sides get environments of one size (NO_PRELOAD stands in for
+# LD_PRELOAD), padded by another amount each pair: a process's layout moves
+# with its environment, and a short call's speed with the layout
+# (scripts/bench-numpy.sh says more).
+pad() { head -c "$1" /dev/zero | tr '\0' x; }
 for ((p = 1; p <= pairs; ++p)); do
-  plain=$(run ${PLAIN_ENV:-})
-  preloaded=$(run LD_PRELOAD="$library" ${PRELOAD_ENV:-})
+  layout=$(pad $(((p * 1361 + 48) % 4096)))
+  plain=$(run SFC_BENCH_LAYOUT="$layout" NO_PRELOAD="$library" ${PLAIN_ENV:-})
+  preloaded=$(run SFC_BENCH_LAYOUT="$layout" LD_PRELOAD="$library" ${PRELOAD_ENV:-})
   printf "%s\t%s\n" "$plain" "$preloaded" >> "$results"
 done
 /usr/bin/python3 - "$results" <<'PY'
