@@ -122,11 +122,11 @@ ReplayReport replay_ranked(const std::vector<TunedShape>& tuned, const std::vect
             std::find_if(configs.begin(), configs.end(), [&](Knobs o) { return effective(o) == plan; });
         // A plan is timed once per call, as the Tuner does (clamped requests
         // share it), after one untimed run (the Tuner's race warms each plan once).
-        RaceRuns runs =
-            *same != c  ? out[std::size_t(same - configs.begin())]
-            : screening ? draws.time(c, kScreenWarmup, kScreenMinReps, kScreenReps, kScreenSeconds)
-                        : draws.time(c, std::min(options.warmup, 1), options.race.round_reps,
-                                     options.race.round_reps, 0);
+        const int reps = options.race.round_reps;
+        RaceRuns runs = *same != c ? out[std::size_t(same - configs.begin())]
+                        : screening
+                            ? draws.time(c, kScreenWarmup, kScreenMinReps, kScreenReps, kScreenSeconds)
+                            : draws.time(c, std::min(options.warmup, 1), reps, reps, 0);
         runs.effective = plan;
         double& seen = (screening ? screen : full)[std::size_t(c.index())];
         seen = std::isnan(seen) ? runs.min_s : std::min(seen, runs.min_s);

@@ -302,9 +302,11 @@ ShapeTuning Tuner::race(const GemmShape& shape, const std::vector<Knobs>& shortl
   const RaceTimer timer = [&](const std::vector<Knobs>& configs,
                               bool screening) -> std::optional<std::vector<RaceRuns>> {
     const std::size_t first = search.out.measurements.size();
-    const bool done =
-        screening ? search.pass(configs, kScreenWarmup, kScreenReps, true, stop, on_step, true)
-                  : search.pass(configs, options_.warmup, options_.race.round_reps, false, stop, on_step, true);
+    const bool warm_once = true;
+    const bool done = screening
+                          ? search.pass(configs, kScreenWarmup, kScreenReps, true, stop, on_step, warm_once)
+                          : search.pass(configs, options_.warmup, options_.race.round_reps, false, stop,
+                                        on_step, warm_once);
     if (!done) return std::nullopt;
     std::vector<RaceRuns> runs;
     for (std::size_t i = first; i < search.out.measurements.size(); ++i) {
