@@ -376,7 +376,7 @@ void add_tune_command(CLI::App& app) {
                   "OpenMP threads (default: OMP_NUM_THREADS or all cores; with --from-record: the record's, "
                   "or only this count)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--warmup", a->warmup, "Untimed runs before the timed ones")
+  cmd->add_option("--warmup", a->warmup, "Untimed runs before the timed ones (a ranked race: one at most)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--layout", a->layout,
