@@ -89,6 +89,12 @@ std::vector<Knobs> select(const ConfigSet& configs, std::uint64_t keep) {
 // The search over one shape: the timing passes share the cold operands, the
 // knowledge of what is measured, and the output.
 class ShapeSearch {
+  // One plan's timing and the warm-up runs before it.
+  struct Timed {
+    Timing timing;
+    int warmup;
+  };
+
  public:
   Knowledge known;  // prior and new measurements
   ShapeTuning out;  // what this call returns
@@ -123,11 +129,10 @@ class ShapeSearch {
             bool warm_once = false) {
     const double budget = screening ? kScreenSeconds : budget_seconds_;
     const int min_reps = screening ? kScreenMinReps : 1;
-    std::map<Knobs, Timing> timings;  // by effective configuration
-    std::map<Knobs, int> warmups;     // ... and the warm-up runs it had
+    std::map<Knobs, Timed> timed;  // by effective configuration
     TuneStep step{.screening = screening, .done = 0, .total = static_cast<int>(configs.size())};
     for (std::size_t begin = 0; begin < configs.size();) {
-      Group group = plan_group(configs, begin, timings);
+      Group group = plan_group(configs, begin, timed);
       if (!group.plans.empty()) {
         std::vector<GemmPlan*> plans;
         for (const auto& p : group.plans) plans.push_back(p.get());
@@ -137,14 +142,12 @@ class ShapeSearch {
         const int w = !warm_once ? warmup : plans.size() > 1 ? 0 : std::min(warmup, 1);
         const std::vector<Timing> t = operands_->time(plans, w, reps, budget, stop, min_reps);
         if (t.empty()) return false;
-        for (std::size_t i = 0; i < plans.size(); ++i) {
-          const Knobs k{plans[i]->k_layers(), plans[i]->k_block_factor()};
-          timings.emplace(k, t[i]);
-          warmups.emplace(k, w);
-        }
+        for (std::size_t i = 0; i < plans.size(); ++i)
+          timed.emplace(Knobs{plans[i]->k_layers(), plans[i]->k_block_factor()}, Timed{t[i], w});
       }
       for (const Knobs effective : group.effective) {
-        record(configs[begin++], effective, timings.at(effective), warmups.at(effective), screening);
+        const Timed& run = timed.at(effective);
+        record(configs[begin++], effective, run.timing, run.warmup, screening);
         ++step.done;
         if (on_step) {
           step.best_k_layers = out.result.k_layers;
@@ -170,7 +173,7 @@ class ShapeSearch {
   // at once: a group stops before the plan that would take the group's
   // scratch past TuneOptions::round_workspace_bytes (a group has at least one plan).
   Group plan_group(const std::vector<Knobs>& configs, std::size_t begin,
-                   const std::map<Knobs, Timing>& timed) {
+                   const std::map<Knobs, Timed>& timed) {
     Group g;
     std::size_t workspace = 0;
     for (std::size_t i = begin; i < configs.size(); ++i) {
